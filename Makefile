@@ -1,0 +1,18 @@
+# adkhost build and test entry points. `make test` is what CI runs.
+GO ?= go
+
+.PHONY: test vet build bench-turn fmt
+
+test: vet
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+build:
+	$(GO) build ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,126 @@
+// Package model defines the request the engine sends to a language model, the
+// response it gets back, and the Model interface that backends implement.
+package model
+
+import (
+	"context"
+	"iter"
+
+	"google.golang.org/genai"
+)
+
+// Model is a language model backend. GenerateContent must honour ctx and
+// stop as soon as yield returns false. With stream set, a backend yields
+// partial responses (Partial true) followed by one aggregated final response;
+// without it, exactly one response.
+type Model interface {
+	// Name is the model name sent in requests, e.g. "gemini-2.5-flash".
+	Name() string
+	GenerateContent(ctx context.Context, req *Request, stream bool) iter.Seq2[*Response, error]
+}
+
+// Request is one call to a model (google-adk's LlmRequest). The engine builds
+// a fresh Request for every model call; callbacks may change it in place.
+type Request struct {
+	Model    string                       `json:"model,omitempty"`
+	Contents []*genai.Content             `json:"contents,omitempty"`
+	Config   *genai.GenerateContentConfig `json:"config,omitempty"`
+}
+
+// AppendInstructions appends texts to the system instruction, joining
+// everything with a blank line as google-adk does.
+func (r *Request) AppendInstructions(texts ...string) {
+	if len(texts) == 0 {
+		return
+	}
+	cfg := r.EnsureConfig()
+	joined := joinNonEmpty(texts)
+	if cfg.SystemInstruction == nil {
+		cfg.SystemInstruction = &genai.Content{Role: "user", Parts: []*genai.Part{{Text: joined}}}
+		return
+	}
+	si := cfg.SystemInstruction
+	if n := len(si.Parts); n > 0 && si.Parts[n-1].Text != "" {
+		si.Parts[n-1] = &genai.Part{Text: si.Parts[n-1].Text + "\n\n" + joined}
+		return
+	}
+	si.Parts = append(si.Parts, &genai.Part{Text: joined})
+}
+
+// SystemInstructionText returns the system instruction's text parts joined
+// by blank lines, or "" when there is none.
+func (r *Request) SystemInstructionText() string {
+	if r.Config == nil || r.Config.SystemInstruction == nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range r.Config.SystemInstruction.Parts {
+		if p != nil && p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return joinNonEmpty(texts)
+}
+
+// AppendFunctionDeclarations adds declarations to the first Tool that holds
+// function declarations, creating it if needed (LlmRequest.append_tools).
+func (r *Request) AppendFunctionDeclarations(decls ...*genai.FunctionDeclaration) {
+	if len(decls) == 0 {
+		return
+	}
+	cfg := r.EnsureConfig()
+	for _, t := range cfg.Tools {
+		if t != nil && t.FunctionDeclarations != nil {
+			t.FunctionDeclarations = append(t.FunctionDeclarations, decls...)
+			return
+		}
+	}
+	cfg.Tools = append(cfg.Tools, &genai.Tool{FunctionDeclarations: decls})
+}
+
+// FunctionDeclaration returns the declaration named name, or nil.
+func (r *Request) FunctionDeclaration(name string) *genai.FunctionDeclaration {
+	if r.Config == nil {
+		return nil
+	}
+	for _, t := range r.Config.Tools {
+		if t == nil {
+			continue
+		}
+		for _, d := range t.FunctionDeclarations {
+			if d != nil && d.Name == name {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// SetOutputSchema asks the model for JSON matching schema.
+func (r *Request) SetOutputSchema(schema *genai.Schema) {
+	cfg := r.EnsureConfig()
+	cfg.ResponseSchema = schema
+	cfg.ResponseMIMEType = "application/json"
+}
+
+// EnsureConfig returns r.Config, creating it when nil.
+func (r *Request) EnsureConfig() *genai.GenerateContentConfig {
+	if r.Config == nil {
+		r.Config = &genai.GenerateContentConfig{}
+	}
+	return r.Config
+}
+
+func joinNonEmpty(texts []string) string {
+	out := ""
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		if out != "" {
+			out += "\n\n"
+		}
+		out += t
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package model
+
+import (
+	"google.golang.org/genai"
+)
+
+// Response is one answer, or one streamed piece of an answer, from a model
+// (google-adk's LlmResponse). Its JSON is google-adk's camelCase wire format.
+type Response struct {
+	Content             *genai.Content                              `json:"content,omitempty"`
+	GroundingMetadata   *genai.GroundingMetadata                    `json:"groundingMetadata,omitempty"`
+	Partial             bool                                        `json:"partial,omitempty"`
+	TurnComplete        bool                                        `json:"turnComplete,omitempty"`
+	FinishReason        genai.FinishReason                          `json:"finishReason,omitempty"`
+	ErrorCode           string                                      `json:"errorCode,omitempty"`
+	ErrorMessage        string                                      `json:"errorMessage,omitempty"`
+	Interrupted         bool                                        `json:"interrupted,omitempty"`
+	CustomMetadata      map[string]any                              `json:"customMetadata,omitzero"`
+	UsageMetadata       *genai.GenerateContentResponseUsageMetadata `json:"usageMetadata,omitempty"`
+	InputTranscription  *genai.Transcription                        `json:"inputTranscription,omitempty"`
+	OutputTranscription *genai.Transcription                        `json:"outputTranscription,omitempty"`
+	AvgLogprobs         float64                                     `json:"avgLogprobs,omitempty"`
+	LogprobsResult      *genai.LogprobsResult                       `json:"logprobsResult,omitempty"`
+	CacheMetadata       *CacheMetadata                              `json:"cacheMetadata,omitempty"`
+	CitationMetadata    *genai.CitationMetadata                     `json:"citationMetadata,omitempty"`
+	InteractionID       string                                      `json:"interactionId,omitempty"`
+	ModelVersion        string                                      `json:"modelVersion,omitempty"`
+}
+
+// CacheMetadata describes a context cache used for a response.
+type CacheMetadata struct {
+	CacheName       string  `json:"cacheName,omitempty"`
+	ExpireTime      float64 `json:"expireTime,omitempty"`
+	FingerPrint     string  `json:"fingerprint,omitempty"`
+	InvocationsUsed int     `json:"invocationsUsed,omitempty"`
+	ContentsCount   int     `json:"contentsCount,omitempty"`
+	CreatedAt       float64 `json:"createdAt,omitempty"`
+}
+
+// FromGenerateContentResponse converts a genai response the way google-adk's
+// LlmResponse.create does: the first candidate's content, or an error code
+// and message taken from the finish reason or prompt feedback, or an empty
+// model content when there is neither a candidate nor prompt feedback.
+func FromGenerateContentResponse(r *genai.GenerateContentResponse) *Response {
+	if r == nil {
+		r = &genai.GenerateContentResponse{}
+	}
+	out := &Response{UsageMetadata: r.UsageMetadata, ModelVersion: r.ModelVersion}
+	if len(r.Candidates) > 0 && r.Candidates[0] != nil {
+		c := r.Candidates[0]
+		out.FinishReason = c.FinishReason
+		out.CitationMetadata = c.CitationMetadata
+		out.AvgLogprobs = c.AvgLogprobs
+		out.LogprobsResult = c.LogprobsResult
+		if (c.Content != nil && len(c.Content.Parts) > 0) || c.FinishReason == genai.FinishReasonStop {
+			out.Content = c.Content
+			out.GroundingMetadata = c.GroundingMetadata
+			return out
+		}
+		// google-adk leaves grounding metadata out of the error response.
+		out.ErrorCode = string(c.FinishReason)
+		out.ErrorMessage = c.FinishMessage
+		return out
+	}
+	if r.PromptFeedback != nil {
+		out.ErrorCode = string(r.PromptFeedback.BlockReason)
+		out.ErrorMessage = r.PromptFeedback.BlockReasonMessage
+		return out
+	}
+	// No candidates and no prompt feedback: google-adk 2.13 treats this as a
+	// successful empty turn (e.g. tool-driven turns with no text), not an error.
+	out.Content = &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{}}
+	return out
+}

@@ -1,0 +1,186 @@
+// Package session holds conversations: events and their actions, the state a
+// session carries in its app:, user:, session and temp: scopes, and the
+// Service interface that stores them, with an in-memory implementation.
+package session
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine/model"
+)
+
+// Event is one entry in a session's history: a user message, a model
+// response, a tool result or an agent's action. It embeds the model response
+// fields as google-adk's Event extends LlmResponse; its JSON is google-adk's
+// camelCase wire format with the timestamp in float seconds.
+type Event struct {
+	model.Response
+
+	ID           string `json:"id"`
+	InvocationID string `json:"invocationId"`
+	// Author is "user" or the name of the agent that produced the event.
+	Author string `json:"author"`
+	// Branch is the dot-separated agent path (e.g. "root.child") that keeps
+	// sibling agents from seeing each other's history.
+	Branch  string       `json:"branch,omitempty"`
+	Actions EventActions `json:"actions"`
+	// LongRunningToolIDs lists the function call ids of long-running tools,
+	// sorted (google-adk keeps a set and serializes it sorted).
+	LongRunningToolIDs []string  `json:"longRunningToolIds,omitempty"`
+	Timestamp          time.Time `json:"-"`
+}
+
+// NewEvent returns an event with a fresh id and the current time.
+func NewEvent(invocationID, author, branch string) *Event {
+	return &Event{ID: NewEventID(), InvocationID: invocationID, Author: author, Branch: branch, Timestamp: time.Now()}
+}
+
+// NewEventID returns a new random event id.
+func NewEventID() string { return uuid.NewString() }
+
+// EventActions are the side effects an event carries. Maps keep the
+// difference between nil (absent) and empty on the wire.
+type EventActions struct {
+	// SkipSummarization ends the agent's turn after a tool response instead
+	// of sending it back to the model.
+	SkipSummarization bool `json:"skipSummarization,omitempty"`
+	// StateDelta holds state changes; keys carry their scope prefix.
+	StateDelta map[string]any `json:"stateDelta,omitzero"`
+	// ArtifactDelta maps artifact names to the version saved.
+	ArtifactDelta   map[string]int `json:"artifactDelta,omitzero"`
+	TransferToAgent string         `json:"transferToAgent,omitempty"`
+	TransferReason  string         `json:"transferReason,omitempty"`
+	// Escalate tells the enclosing workflow agent to stop.
+	Escalate                   bool                        `json:"escalate,omitempty"`
+	RequestedAuthConfigs       map[string]any              `json:"requestedAuthConfigs,omitzero"`
+	RequestedToolConfirmations map[string]ToolConfirmation `json:"requestedToolConfirmations,omitzero"`
+	Compaction                 *EventCompaction            `json:"compaction,omitempty"`
+	// EndOfAgent and AgentState are checkpoints written by resumable agents.
+	EndOfAgent               bool           `json:"endOfAgent,omitempty"`
+	AgentState               map[string]any `json:"agentState,omitzero"`
+	RewindBeforeInvocationID string         `json:"rewindBeforeInvocationId,omitempty"`
+}
+
+// IsZero reports whether no action is set, for trace output.
+func (a *EventActions) IsZero() bool {
+	return !a.SkipSummarization && len(a.StateDelta) == 0 && len(a.ArtifactDelta) == 0 &&
+		a.TransferToAgent == "" && a.TransferReason == "" && !a.Escalate &&
+		len(a.RequestedAuthConfigs) == 0 && len(a.RequestedToolConfirmations) == 0 &&
+		a.Compaction == nil && !a.EndOfAgent && a.AgentState == nil && a.RewindBeforeInvocationID == ""
+}
+
+// ToolConfirmation is a tool's request for, or a user's answer to, a
+// confirmation prompt.
+type ToolConfirmation struct {
+	Hint      string `json:"hint,omitempty"`
+	Confirmed bool   `json:"confirmed"`
+	Payload   any    `json:"payload,omitempty"`
+}
+
+// EventCompaction replaces the events between two timestamps with a summary.
+type EventCompaction struct {
+	StartTimestamp   float64        `json:"startTimestamp"`
+	EndTimestamp     float64        `json:"endTimestamp"`
+	CompactedContent *genai.Content `json:"compactedContent"`
+}
+
+// FunctionCalls returns the function calls in the event's content.
+func (e *Event) FunctionCalls() []*genai.FunctionCall {
+	if e == nil || e.Content == nil {
+		return nil
+	}
+	var out []*genai.FunctionCall
+	for _, p := range e.Content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			out = append(out, p.FunctionCall)
+		}
+	}
+	return out
+}
+
+// FunctionResponses returns the function responses in the event's content.
+func (e *Event) FunctionResponses() []*genai.FunctionResponse {
+	if e == nil || e.Content == nil {
+		return nil
+	}
+	var out []*genai.FunctionResponse
+	for _, p := range e.Content.Parts {
+		if p != nil && p.FunctionResponse != nil {
+			out = append(out, p.FunctionResponse)
+		}
+	}
+	return out
+}
+
+// HasTrailingCodeExecutionResult reports whether the last part is a code
+// execution result.
+func (e *Event) HasTrailingCodeExecutionResult() bool {
+	if e.Content == nil || len(e.Content.Parts) == 0 {
+		return false
+	}
+	last := e.Content.Parts[len(e.Content.Parts)-1]
+	return last != nil && last.CodeExecutionResult != nil
+}
+
+// IsFinalResponse reports whether the event ends its agent's turn
+// (google-adk Event.is_final_response): a skipped summarization, a
+// long-running call, an error that is not a partial or a call, or content
+// with no calls, no responses, no partial flag and no trailing code result.
+func (e *Event) IsFinalResponse() bool {
+	if e.Actions.SkipSummarization || len(e.LongRunningToolIDs) > 0 {
+		return true
+	}
+	calls := e.FunctionCalls()
+	if e.ErrorCode != "" && !e.Partial && len(calls) == 0 {
+		return true
+	}
+	return len(calls) == 0 && len(e.FunctionResponses()) == 0 && !e.Partial && !e.HasTrailingCodeExecutionResult()
+}
+
+// eventJSON is Event without its methods, so MarshalJSON can reuse the
+// default encoding and add the float timestamp.
+type eventJSON Event
+
+// MarshalJSON encodes the event with the timestamp as float seconds.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		eventJSON
+		Timestamp float64 `json:"timestamp"`
+	}{eventJSON(e), TimeToFloat(e.Timestamp)})
+}
+
+// UnmarshalJSON decodes google-adk's wire format.
+func (e *Event) UnmarshalJSON(data []byte) error {
+	var w struct {
+		*eventJSON
+		Timestamp float64 `json:"timestamp"`
+	}
+	w.eventJSON = (*eventJSON)(e)
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	e.Timestamp = FloatToTime(w.Timestamp)
+	return nil
+}
+
+// TimeToFloat converts t to google-adk's float seconds (zero for zero time).
+func TimeToFloat(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMicro()) / 1e6
+}
+
+// FloatToTime converts float seconds to a time, rounded to microseconds.
+func FloatToTime(f float64) time.Time {
+	if f == 0 {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3)
+}

@@ -1,0 +1,159 @@
+package session
+
+import (
+	"cmp"
+	"context"
+
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// InMemoryService is a Service that keeps everything in process memory. It
+// is safe for concurrent use; nothing survives the process.
+type InMemoryService struct {
+	mu       sync.Mutex
+	sessions map[sessionKey]*storedSession
+	app      map[string]map[string]any
+	user     map[[2]string]map[string]any
+}
+
+type sessionKey struct{ app, user, id string }
+
+type storedSession struct {
+	state      map[string]any
+	events     []*Event
+	lastUpdate time.Time
+	revision   uint64
+}
+
+// NewInMemoryService returns an empty in-memory session service.
+func NewInMemoryService() *InMemoryService {
+	return &InMemoryService{
+		sessions: map[sessionKey]*storedSession{},
+		app:      map[string]map[string]any{},
+		user:     map[[2]string]map[string]any{},
+	}
+}
+
+// Create implements Service.
+func (m *InMemoryService) Create(_ context.Context, req *CreateRequest) (*Session, error) {
+	id := req.SessionID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	k := sessionKey{req.AppName, req.UserID, id}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[k]; ok {
+		return nil, KeyError(k.app, k.user, k.id, ErrAlreadyExists)
+	}
+	d := SplitDelta(req.State)
+	st := &storedSession{state: map[string]any{}, lastUpdate: time.Now()}
+	mergeInto(st.state, d.Session)
+	m.applyShared(k, d)
+	m.sessions[k] = st
+	return m.view(k, st, nil), nil
+}
+
+// Get implements Service.
+func (m *InMemoryService) Get(_ context.Context, req *GetRequest) (*Session, error) {
+	k := sessionKey{req.AppName, req.UserID, req.SessionID}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.sessions[k]
+	if !ok {
+		return nil, KeyError(k.app, k.user, k.id, ErrNotFound)
+	}
+	events := FilterEvents(st.events, req.NumRecentEvents, req.After)
+	return m.view(k, st, slices.Clone(events)), nil
+}
+
+// List implements Service.
+func (m *InMemoryService) List(_ context.Context, req *ListRequest) ([]*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Session
+	for k, st := range m.sessions {
+		if k.app != req.AppName || (req.UserID != "" && k.user != req.UserID) {
+			continue
+		}
+		out = append(out, m.view(k, st, nil))
+	}
+	slices.SortFunc(out, func(a, b *Session) int {
+		return cmp.Or(a.lastUpdate.Compare(b.lastUpdate), cmp.Compare(a.UserID, b.UserID), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Delete implements Service.
+func (m *InMemoryService) Delete(_ context.Context, req *DeleteRequest) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sessions, sessionKey{req.AppName, req.UserID, req.SessionID})
+	return nil
+}
+
+// AppendEvent implements Service.
+func (m *InMemoryService) AppendEvent(_ context.Context, s *Session, e *Event) error {
+	if e.Partial {
+		return nil
+	}
+	k := sessionKey{s.AppName, s.UserID, s.ID}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.sessions[k]
+	if !ok {
+		return KeyError(k.app, k.user, k.id, ErrNotFound)
+	}
+	if s.Revision() != st.revision {
+		return KeyError(k.app, k.user, k.id, ErrStale)
+	}
+	if e.ID == "" {
+		e.ID = NewEventID()
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = time.Now()
+	}
+	temp := TrimTempDelta(e)
+	d := SplitDelta(e.Actions.StateDelta)
+	mergeInto(st.state, d.Session)
+	m.applyShared(k, d)
+	st.events = append(st.events, e)
+	st.lastUpdate = e.Timestamp
+	st.revision++
+	s.Commit(e, temp, st.revision)
+	return nil
+}
+
+func (m *InMemoryService) applyShared(k sessionKey, d ScopedDelta) {
+	if len(d.App) > 0 {
+		if m.app[k.app] == nil {
+			m.app[k.app] = map[string]any{}
+		}
+		mergeInto(m.app[k.app], d.App)
+	}
+	if len(d.User) > 0 {
+		uk := [2]string{k.app, k.user}
+		if m.user[uk] == nil {
+			m.user[uk] = map[string]any{}
+		}
+		mergeInto(m.user[uk], d.User)
+	}
+}
+
+// view returns a caller's copy of a stored session; m.mu must be held.
+func (m *InMemoryService) view(k sessionKey, st *storedSession, events []*Event) *Session {
+	state := MergeState(st.state, m.app[k.app], m.user[[2]string{k.app, k.user}])
+	return New(k.app, k.user, k.id, state, events, st.lastUpdate, st.revision)
+}
+
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		dst[k] = DeepCopy(v)
+	}
+}
+
+var _ Service = (*InMemoryService)(nil)

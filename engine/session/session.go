@@ -1,0 +1,203 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+)
+
+// State key prefixes (google-adk State.APP_PREFIX etc.).
+const (
+	AppPrefix  = "app:"
+	UserPrefix = "user:"
+	TempPrefix = "temp:"
+)
+
+// Session is one conversation: its identity, merged state (app:, user:,
+// session and, during an invocation, temp: keys) and event history.
+//
+// A Session is safe for concurrent use: parallel agents of one invocation
+// read its history and write its state while the runner appends events.
+// Events handed out are shared, not copied: treat them as read-only.
+type Session struct {
+	ID      string
+	AppName string
+	UserID  string
+
+	mu         sync.RWMutex
+	state      map[string]any
+	events     []*Event
+	lastUpdate time.Time
+	revision   uint64
+}
+
+// New builds a session value as a Service returns it. state and events are
+// taken over, not copied. revision is the storage revision the session was
+// read at; AppendEvent uses it to refuse writes to a stale copy.
+func New(appName, userID, id string, state map[string]any, events []*Event, lastUpdate time.Time, revision uint64) *Session {
+	if state == nil {
+		state = map[string]any{}
+	}
+	return &Session{ID: id, AppName: appName, UserID: userID, state: state, events: events, lastUpdate: lastUpdate, revision: revision}
+}
+
+// Events returns the session's events in order. The slice must not be
+// modified; later appends do not change it.
+func (s *Session) Events() []*Event {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.events[:len(s.events):len(s.events)]
+}
+
+// LastUpdateTime is the timestamp of the last appended event, or the
+// creation time.
+func (s *Session) LastUpdateTime() time.Time {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.lastUpdate
+}
+
+// Revision is the storage revision this copy reflects.
+func (s *Session) Revision() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.revision
+}
+
+// StateValue returns the value of one state key.
+func (s *Session) StateValue(key string) (any, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	v, ok := s.state[key]
+	return v, ok
+}
+
+// State returns a shallow copy of the session's state.
+func (s *Session) State() map[string]any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return maps.Clone(s.state)
+}
+
+func (s *Session) setState(key string, v any) {
+	s.mu.Lock()
+	s.state[key] = v
+	s.mu.Unlock()
+}
+
+// Commit applies an appended event to this in-memory copy: every key of its
+// state delta (temp: ones too, so later agents of the invocation see them)
+// lands in the state, the event joins the history, and the copy moves to
+// revision. Services call it after storing the event; TrimTempDelta must
+// already have removed temp: keys from the event, so they are passed here.
+func (s *Session) Commit(e *Event, temp map[string]any, revision uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range temp {
+		s.state[k] = v
+	}
+	for k, v := range e.Actions.StateDelta {
+		s.state[k] = v
+	}
+	s.events = append(s.events, e)
+	s.lastUpdate = e.Timestamp
+	s.revision = revision
+}
+
+// TrimTempDelta removes temp: keys from the event's state delta, in place,
+// and returns them: temp state lives for one invocation and is never stored.
+func TrimTempDelta(e *Event) map[string]any {
+	var temp map[string]any
+	for k, v := range e.Actions.StateDelta {
+		if strings.HasPrefix(k, TempPrefix) {
+			if temp == nil {
+				temp = map[string]any{}
+			}
+			temp[k] = v
+			delete(e.Actions.StateDelta, k)
+		}
+	}
+	return temp
+}
+
+// ScopedDelta is a state delta split by scope, with prefixes removed from
+// app and user keys. Session keys keep their names; temp: keys are dropped.
+type ScopedDelta struct {
+	App, User, Session map[string]any
+}
+
+// SplitDelta splits a state delta by scope.
+func SplitDelta(delta map[string]any) ScopedDelta {
+	var d ScopedDelta
+	put := func(m *map[string]any, k string, v any) {
+		if *m == nil {
+			*m = map[string]any{}
+		}
+		(*m)[k] = v
+	}
+	for k, v := range delta {
+		switch {
+		case strings.HasPrefix(k, AppPrefix):
+			put(&d.App, strings.TrimPrefix(k, AppPrefix), v)
+		case strings.HasPrefix(k, UserPrefix):
+			put(&d.User, strings.TrimPrefix(k, UserPrefix), v)
+		case strings.HasPrefix(k, TempPrefix):
+		default:
+			put(&d.Session, k, v)
+		}
+	}
+	return d
+}
+
+// MergeState builds the state a session shows: its own keys, then app and
+// user keys under their prefixes (google-adk's _merge_state).
+func MergeState(sessionState, appState, userState map[string]any) map[string]any {
+	out := make(map[string]any, len(sessionState)+len(appState)+len(userState))
+	for k, v := range sessionState {
+		out[k] = DeepCopy(v)
+	}
+	for k, v := range appState {
+		out[AppPrefix+k] = DeepCopy(v)
+	}
+	for k, v := range userState {
+		out[UserPrefix+k] = DeepCopy(v)
+	}
+	return out
+}
+
+// DeepCopy copies JSON-like values (maps, slices) so stored state is never
+// aliased by a caller. Other values are returned as they are.
+func DeepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = DeepCopy(x)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, x := range t {
+			s[i] = DeepCopy(x)
+		}
+		return s
+	default:
+		return v
+	}
+}
+
+// Errors a Service returns, wrapped with the session's identity.
+var (
+	ErrNotFound      = errors.New("session not found")
+	ErrAlreadyExists = errors.New("session already exists")
+	// ErrStale is google-adk's StaleSessionError.
+	ErrStale = errors.New("the session has been modified in storage since it was loaded; please reload the session before appending more events")
+)
+
+// KeyError returns err wrapped with a session's identity.
+func KeyError(appName, userID, id string, err error) error {
+	return fmt.Errorf("session %q (app %q, user %q): %w", id, appName, userID, err)
+}

@@ -1,0 +1,115 @@
+// Package tool defines the Tool interface the engine calls when a model asks
+// for a function, and Function, a tool built from a Go func and a JSON Schema.
+package tool
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/model"
+)
+
+// Tool is a function the model can call. Run receives the call's arguments
+// and returns the result: a map is sent as the function response, any other
+// value v as {"result": v}. A long-running tool may return nil to answer
+// later through a user message carrying the function response.
+type Tool interface {
+	callbacks.Tool
+	// Declaration is what the model sees; nil for a tool that only changes
+	// the request through RequestProcessor.
+	Declaration() *genai.FunctionDeclaration
+	Run(ctx callbacks.ToolContext, args map[string]any) (any, error)
+}
+
+// RequestProcessor is implemented by tools that change the model request
+// beyond adding their declaration (google-adk's process_llm_request).
+type RequestProcessor interface {
+	ProcessRequest(ctx callbacks.ToolContext, req *model.Request) error
+}
+
+// LongRunningNote is appended to a long-running tool's description.
+const LongRunningNote = "\n\nNOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status."
+
+// Function is a Tool built from a func. Parameters is a JSON Schema object
+// sent to the model as parametersJsonSchema; names in its "required" list
+// are checked before Fn runs, as google-adk's FunctionTool does.
+type Function struct {
+	name        string
+	description string
+	params      map[string]any
+	required    []string
+	longRunning bool
+	fn          func(ctx callbacks.ToolContext, args map[string]any) (any, error)
+}
+
+// FunctionConfig configures NewFunction.
+type FunctionConfig struct {
+	Name        string
+	Description string
+	// Parameters is a JSON Schema of type object; nil means no parameters.
+	Parameters map[string]any
+	// LongRunning marks a tool whose answer may come in a later turn.
+	LongRunning bool
+	Fn          func(ctx callbacks.ToolContext, args map[string]any) (any, error)
+}
+
+// NewFunction returns a Function tool.
+func NewFunction(cfg FunctionConfig) (*Function, error) {
+	if cfg.Name == "" {
+		return nil, fmt.Errorf("tool.NewFunction: a name is required")
+	}
+	if cfg.Fn == nil {
+		return nil, fmt.Errorf("tool.NewFunction %q: Fn is required", cfg.Name)
+	}
+	f := &Function{name: cfg.Name, description: cfg.Description, params: cfg.Parameters, longRunning: cfg.LongRunning, fn: cfg.Fn}
+	if cfg.LongRunning {
+		f.description += LongRunningNote
+	}
+	switch req := cfg.Parameters["required"].(type) {
+	case []string:
+		f.required = req
+	case []any:
+		for _, r := range req {
+			s, ok := r.(string)
+			if !ok {
+				return nil, fmt.Errorf("tool.NewFunction %q: required entries must be strings, got %T", cfg.Name, r)
+			}
+			f.required = append(f.required, s)
+		}
+	case nil:
+	default:
+		return nil, fmt.Errorf("tool.NewFunction %q: required must be a list, got %T", cfg.Name, req)
+	}
+	return f, nil
+}
+
+func (f *Function) Name() string        { return f.name }
+func (f *Function) Description() string { return f.description }
+func (f *Function) IsLongRunning() bool { return f.longRunning }
+
+// Declaration implements Tool.
+func (f *Function) Declaration() *genai.FunctionDeclaration {
+	d := &genai.FunctionDeclaration{Name: f.name, Description: f.description}
+	if f.params != nil {
+		d.ParametersJsonSchema = f.params
+	}
+	return d
+}
+
+// Run checks mandatory arguments, then calls Fn. Missing arguments are
+// reported to the model as an error result, not a Go error, so it can retry.
+func (f *Function) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+	var missing []string
+	for _, r := range f.required {
+		if _, ok := args[r]; !ok {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		return map[string]any{"error": fmt.Sprintf("Invoking `%s()` failed as the following mandatory input parameters are not present:\n%s\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.", f.name, strings.Join(missing, "\n"))}, nil
+	}
+	return f.fn(ctx, args)
+}
