@@ -64,6 +64,8 @@ type EventActions struct {
 	EndOfAgent               bool           `json:"endOfAgent,omitempty"`
 	AgentState               map[string]any `json:"agentState,omitzero"`
 	RewindBeforeInvocationID string         `json:"rewindBeforeInvocationId,omitempty"`
+	// SetModelResponse is the structured answer recorded by set_model_response.
+	SetModelResponse any `json:"setModelResponse,omitempty"`
 }
 
 // IsZero reports whether no action is set, for trace output.
@@ -71,13 +73,14 @@ func (a *EventActions) IsZero() bool {
 	return !a.SkipSummarization && len(a.StateDelta) == 0 && len(a.ArtifactDelta) == 0 &&
 		a.TransferToAgent == "" && a.TransferReason == "" && !a.Escalate &&
 		len(a.RequestedAuthConfigs) == 0 && len(a.RequestedToolConfirmations) == 0 &&
-		a.Compaction == nil && !a.EndOfAgent && a.AgentState == nil && a.RewindBeforeInvocationID == ""
+		a.Compaction == nil && !a.EndOfAgent && a.AgentState == nil && a.RewindBeforeInvocationID == "" && a.SetModelResponse == nil
 }
 
 // ToolConfirmation is a tool's request for, or a user's answer to, a
 // confirmation prompt.
 type ToolConfirmation struct {
-	Hint      string `json:"hint,omitempty"`
+	// Hint is always encoded, as google-adk does (its default is "").
+	Hint      string `json:"hint"`
 	Confirmed bool   `json:"confirmed"`
 	Payload   any    `json:"payload,omitempty"`
 }

@@ -18,6 +18,10 @@ type InMemoryService struct {
 	sessions map[sessionKey]*storedSession
 	app      map[string]map[string]any
 	user     map[[2]string]map[string]any
+	// revision is the last revision handed out. It is service-wide, not
+	// per session, so a session deleted and created again under the same id
+	// never repeats a revision a copy of the old one still carries.
+	revision uint64
 }
 
 type sessionKey struct{ app, user, id string }
@@ -51,7 +55,8 @@ func (m *InMemoryService) Create(_ context.Context, req *CreateRequest) (*Sessio
 		return nil, KeyError(k.app, k.user, k.id, ErrAlreadyExists)
 	}
 	d := SplitDelta(req.State)
-	st := &storedSession{state: map[string]any{}, lastUpdate: time.Now()}
+	m.revision++
+	st := &storedSession{state: map[string]any{}, lastUpdate: time.Now(), revision: m.revision}
 	mergeInto(st.state, d.Session)
 	m.applyShared(k, d)
 	m.sessions[k] = st
@@ -123,7 +128,8 @@ func (m *InMemoryService) AppendEvent(_ context.Context, s *Session, e *Event) e
 	m.applyShared(k, d)
 	st.events = append(st.events, e)
 	st.lastUpdate = e.Timestamp
-	st.revision++
+	m.revision++
+	st.revision = m.revision
 	s.Commit(e, temp, st.revision)
 	return nil
 }

@@ -22,8 +22,13 @@ type Service interface {
 	Delete(ctx context.Context, req *DeleteRequest) error
 	// AppendEvent stores e and applies it to s: the state delta goes to the
 	// app, user or session scope by prefix, temp: keys are removed from the
-	// event and never stored. Partial events are ignored. Appending through
-	// a copy older than what is stored fails with an error wrapping ErrStale.
+	// event and never stored (s keeps them for the rest of the invocation).
+	// Partial events are ignored. Appending through a copy older than what
+	// is stored (another copy appended since, or the session was deleted and
+	// created again) fails with an error wrapping ErrStale and stores
+	// nothing; appends through one copy from several goroutines are
+	// serialized and none of them is stale. A missing session is an error
+	// wrapping ErrNotFound.
 	AppendEvent(ctx context.Context, s *Session, e *Event) error
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -168,10 +169,13 @@ func MergeState(sessionState, appState, userState map[string]any) map[string]any
 	return out
 }
 
-// DeepCopy copies JSON-like values (maps, slices) so stored state is never
-// aliased by a caller. Other values are returned as they are.
+// DeepCopy copies JSON-like values (maps, slices and arrays of any element
+// type, nested to any depth) so stored state is never aliased by a caller.
+// Other values, pointers and structs included, are returned as they are.
 func DeepCopy(v any) any {
 	switch t := v.(type) {
+	case nil, string, bool, float64, int, int64:
+		return v
 	case map[string]any:
 		m := make(map[string]any, len(t))
 		for k, x := range t {
@@ -184,9 +188,52 @@ func DeepCopy(v any) any {
 			s[i] = DeepCopy(x)
 		}
 		return s
-	default:
-		return v
 	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array:
+		return deepCopyValue(rv).Interface()
+	}
+	return v
+}
+
+// deepCopyValue copies maps, slices and arrays in v, recursively, keeping
+// their types; nil maps and slices stay nil.
+func deepCopyValue(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.Set(deepCopyValue(v.Elem()))
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(it.Key(), deepCopyValue(it.Value()))
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(deepCopyValue(v.Index(i)))
+		}
+		return out
+	case reflect.Array:
+		out := reflect.New(v.Type()).Elem()
+		for i := range v.Len() {
+			out.Index(i).Set(deepCopyValue(v.Index(i)))
+		}
+		return out
+	}
+	return v
 }
 
 // Errors a Service returns, wrapped with the session's identity.

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"fmt"
+	"iter"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// Agent is a node of the agent tree. Implement it by embedding AgentInfo
+// and writing Run; the engine wraps Run with the agent lifecycle (before and
+// after agent callbacks) whenever it runs the agent.
+type Agent interface {
+	Info() *AgentInfo
+	// Run is the agent's own logic (google-adk's _run_async_impl). It must
+	// stop as soon as yield returns false.
+	Run(ctx *InvocationContext) iter.Seq2[*session.Event, error]
+}
+
+// AgentInfo is what every agent has: identity, children and agent callbacks.
+// It is configuration: the engine never changes it after the Runner is made.
+type AgentInfo struct {
+	Name        string
+	Description string
+	SubAgents   []Agent
+	BeforeAgent []callbacks.BeforeAgent
+	AfterAgent  []callbacks.AfterAgent
+}
+
+// Info returns the info itself, so embedding AgentInfo implements it.
+func (i *AgentInfo) Info() *AgentInfo { return i }
+
+// runAgent runs a with its lifecycle (google-adk BaseAgent.run_async): the
+// before-agent chain may answer for the agent and end its invocation; the
+// after-agent chain may add a final event.
+func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, error] {
+	return func(yield func(*session.Event, error) bool) {
+		ctx := parent.forAgent(a)
+		info := a.Info()
+		ev, err := agentCallbackEvent(ctx, true, func(cc callbacks.CallbackContext) (*genai.Content, error) {
+			return callbacks.BeforeAgentChain(cc, ctx.inv.plugins, info.BeforeAgent)
+		})
+		if err != nil {
+			yield(nil, fmt.Errorf("agent %q: before_agent callback: %w", info.Name, err))
+			return
+		}
+		if ev != nil && !yield(ev, nil) {
+			return
+		}
+		if ctx.Ended() {
+			return
+		}
+		for ev, err := range a.Run(ctx) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+		if ctx.Ended() {
+			return
+		}
+		ev, err = agentCallbackEvent(ctx, false, func(cc callbacks.CallbackContext) (*genai.Content, error) {
+			return callbacks.AfterAgentChain(cc, ctx.inv.plugins, info.AfterAgent)
+		})
+		if err != nil {
+			yield(nil, fmt.Errorf("agent %q: after_agent callback: %w", info.Name, err))
+			return
+		}
+		if ev != nil {
+			yield(ev, nil)
+		}
+	}
+}
+
+// agentCallbackEvent runs an agent callback chain and turns its outcome
+// into an event: its content, or only its state and artifact changes.
+func agentCallbackEvent(ctx *InvocationContext, endOnContent bool, chain func(callbacks.CallbackContext) (*genai.Content, error)) (*session.Event, error) {
+	cc := newCallbackContext(ctx, &session.EventActions{})
+	content, err := chain(cc)
+	if err != nil {
+		return nil, err
+	}
+	if content != nil {
+		ev := ctx.newEvent()
+		ev.Content = content
+		ev.Actions = *cc.actions
+		if endOnContent {
+			ctx.EndInvocation()
+		}
+		return ev, nil
+	}
+	if len(cc.actions.StateDelta) > 0 || len(cc.actions.ArtifactDelta) > 0 {
+		ev := ctx.newEvent()
+		ev.Actions = *cc.actions
+		return ev, nil
+	}
+	return nil, nil
+}
+
+// tree indexes an agent tree once, so agents never need parent pointers.
+type tree struct {
+	root   Agent
+	byName map[string]Agent
+	parent map[Agent]Agent
+}
+
+func newTree(root Agent) (*tree, error) {
+	t := &tree{root: root, byName: map[string]Agent{}, parent: map[Agent]Agent{}}
+	var walk func(a, parent Agent) error
+	walk = func(a, parent Agent) error {
+		info := a.Info()
+		if info.Name == "" {
+			return fmt.Errorf("agent tree: an agent has no name")
+		}
+		if info.Name == "user" {
+			return fmt.Errorf("agent tree: %q is reserved for the user's events", info.Name)
+		}
+		if _, dup := t.byName[info.Name]; dup {
+			return fmt.Errorf("agent tree: two agents are named %q", info.Name)
+		}
+		t.byName[info.Name] = a
+		if parent != nil {
+			t.parent[a] = parent
+		}
+		for _, sub := range info.SubAgents {
+			if err := walk(sub, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root, nil); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// find returns the agent named name anywhere in the tree.
+func (t *tree) find(name string) Agent { return t.byName[name] }

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+const (
+	transferToAgentName  = "transfer_to_agent"
+	setModelResponseName = "set_model_response"
+)
+
+// transferTool is google-adk's TransferToAgentTool: its agent_name
+// parameter is an enum of the agents the caller may transfer to.
+type transferTool struct{ names []string }
+
+func newTransferTool(names []string) *transferTool { return &transferTool{names: names} }
+
+func (t *transferTool) Name() string { return transferToAgentName }
+func (t *transferTool) Description() string {
+	return "Transfer the query to another agent.\n\nUse this tool to hand off control to another agent that is more suitable to\nanswer the user's query according to the agent's description.\n\nArgs:\n  agent_name: the agent name to transfer to."
+}
+func (t *transferTool) IsLongRunning() bool { return false }
+
+func (t *transferTool) Declaration() *genai.FunctionDeclaration {
+	enum := make([]any, len(t.names))
+	for i, n := range t.names {
+		enum[i] = n
+	}
+	return &genai.FunctionDeclaration{
+		Name:        transferToAgentName,
+		Description: t.Description(),
+		ParametersJsonSchema: map[string]any{
+			"type":  "object",
+			"title": "transfer_to_agentParams",
+			"properties": map[string]any{
+				"agent_name": map[string]any{"title": "Agent Name", "type": "string", "enum": enum},
+			},
+			"required": []any{"agent_name"},
+		},
+	}
+}
+
+// Run records the transfer; the flow carries it out after the response
+// event is yielded.
+func (t *transferTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+	name, _ := args["agent_name"].(string)
+	if name == "" {
+		return nil, fmt.Errorf("transfer_to_agent: agent_name must be a non-empty string, got %v", args["agent_name"])
+	}
+	ctx.Actions().TransferToAgent = name
+	return nil, nil
+}
+
+// setModelResponseTool is google-adk's SetModelResponseTool: with tools
+// and an output schema together, the model gives its structured answer by
+// calling it.
+type setModelResponseTool struct {
+	params   map[string]any
+	required []string
+}
+
+func newSetModelResponseTool(schema map[string]any) (*setModelResponseTool, error) {
+	props, _ := schema["properties"].(map[string]any)
+	if props == nil {
+		return nil, fmt.Errorf("set_model_response needs an object schema with properties")
+	}
+	params := map[string]any{"type": "object", "title": "set_model_responseParams", "properties": props}
+	var required []string
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required = append(required, s)
+			}
+		}
+		params["required"] = req
+	}
+	return &setModelResponseTool{params: params, required: required}, nil
+}
+
+func (t *setModelResponseTool) Name() string { return setModelResponseName }
+func (t *setModelResponseTool) Description() string {
+	return "Set your final response using the required output schema.\n\nUse this tool to provide your final structured answer instead\nof outputting text directly."
+}
+func (t *setModelResponseTool) IsLongRunning() bool { return false }
+
+func (t *setModelResponseTool) Declaration() *genai.FunctionDeclaration {
+	return &genai.FunctionDeclaration{Name: setModelResponseName, Description: t.Description(), ParametersJsonSchema: t.params}
+}
+
+// Run checks required fields and records the answer.
+func (t *setModelResponseTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+	var missing []string
+	for _, r := range t.required {
+		if _, ok := args[r]; !ok {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return map[string]any{"error": "Validation Error found:\nmissing required fields: " + strings.Join(missing, ", ") + "\nRecall the set_model_response function correctly, fix the errors, and call it again with all required fields using the correct types."}, nil
+	}
+	ctx.Actions().SetModelResponse = args
+	return args, nil
+}
+
+var (
+	_ tool.Tool = (*transferTool)(nil)
+	_ tool.Tool = (*setModelResponseTool)(nil)
+)

@@ -1,0 +1,294 @@
+// Package contents turns a session's history into the contents sent to the
+// model, as google-adk 2.13's contents request processor does
+// (flows/llm_flows/context/_contents.py with its compaction, fencing and
+// tool-rearrangement helpers).
+//
+// Build is a pure function: it never modifies the events it is given, and
+// the contents it returns share no mutable state with them (see Build).
+package contents
+
+import (
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// Options selects whose view of the history Build assembles.
+type Options struct {
+	// AgentName is the agent the request is for. Events authored by any
+	// other agent are relayed as fenced "For context:" user messages; with
+	// an empty name nothing counts as another agent's.
+	AgentName string
+	// Branch is the invocation's dot-separated branch. An event is visible
+	// when it has no branch, or its branch equals Branch or is an ancestor
+	// of it (segment-wise prefix). Empty means every branch is visible.
+	Branch string
+	// CurrentTurnOnly is include_contents='none' (or a stateful
+	// Interactions API request): only the current turn, starting at the
+	// latest user message or other agent's reply, is included.
+	CurrentTurnOnly bool
+	// PreserveFunctionCallIDs keeps client-generated "adk-" function call
+	// and response ids, for models that pair calls with results by id
+	// (google-adk sets it for Anthropic, LiteLLM, OpenAI Responses and
+	// Gemini with the Interactions API).
+	PreserveFunctionCallIDs bool
+	// IncludeThoughtsFromOtherAgents is RunConfig.include_thoughts_from_other_agents:
+	// other agents' thought text is relayed too. It is ignored when
+	// CurrentTurnOnly is set, as in google-adk.
+	IncludeThoughtsFromOtherAgents bool
+}
+
+// Client-generated function call ids start with this prefix (google-adk
+// AF_FUNCTION_CALL_ID_PREFIX).
+const clientFunctionCallIDPrefix = "adk-"
+
+// Names of framework function calls whose events are never shown to the
+// model. adk_request_input is deliberately absent: google-adk 2.13 keeps it.
+const (
+	requestCredentialName   = "adk_request_credential"
+	requestConfirmationName = "adk_request_confirmation"
+	frameworkName           = "adk_framework"
+)
+
+// Build returns the contents of a model request for the given session
+// events, reproducing google-adk 2.13's _get_contents (or, with
+// CurrentTurnOnly, _get_current_turn_contents):
+//
+//  1. events annulled by a rewind (actions.rewindBeforeInvocationId) are
+//     dropped, together with the rewinding event;
+//  2. events with no visible content, on another branch, on a tool's
+//     sub-branch below the agent's, or carrying adk_framework,
+//     adk_request_credential or adk_request_confirmation calls or
+//     responses are dropped;
+//  3. compaction events replace the events in their timestamp range with
+//     their summary, attributed to the agent; a function call compacted
+//     away while its response survives is restored;
+//  4. consecutive content-less transcription events are aggregated into
+//     one user (input) or model (output) text content;
+//  5. other agents' events, and responses to calls another agent made, are
+//     relayed as fenced "For context:" user contents;
+//  6. orphaned function responses are dropped, function responses are moved
+//     next to their calls (merging several response events for one call),
+//     stale interim replies between updates of one call are dropped, and
+//     unanswered calls that are not long-running are dropped;
+//  7. "adk-" ids are cleared unless PreserveFunctionCallIDs is set.
+//
+// The result is never nil. Contents, parts, function calls and responses
+// (their args and response maps deeply), and the other small part structs
+// are copied; only byte payloads (inline data, file-response blobs,
+// thought signatures are copied) and strings are shared. Callers may change
+// the result freely except for the bytes of InlineData.Data and
+// FunctionResponse.Parts[].InlineData.Data.
+func Build(events []*session.Event, opt Options) []*genai.Content {
+	if opt.CurrentTurnOnly {
+		return currentTurnContents(events, opt)
+	}
+	return buildContents(events, opt, opt.IncludeThoughtsFromOtherAgents)
+}
+
+// currentTurnContents finds the latest event that starts the current turn,
+// scanning back over posted-back tool results until their calls are
+// reached, and builds the contents from there.
+func currentTurnContents(events []*session.Event, opt Options) []*genai.Content {
+	toolCallIDs := collectFunctionCallIDs(events)
+	var unmatched map[string]struct{}
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		for _, fc := range functionCalls(e) {
+			if fc.ID != "" {
+				delete(unmatched, fc.ID)
+			}
+		}
+		submitted := isSubmittedToolResult(e)
+		if submitted {
+			for _, fr := range functionResponses(e) {
+				if _, ok := toolCallIDs[fr.ID]; fr.ID != "" && ok {
+					if unmatched == nil {
+						unmatched = map[string]struct{}{}
+					}
+					unmatched[fr.ID] = struct{}{}
+				}
+			}
+		}
+		if len(unmatched) == 0 &&
+			includeInContext(opt.Branch, e, false) &&
+			(e.Author == "user" || isOtherAgentReply(opt.AgentName, e)) &&
+			!isDirectTransfer(e) &&
+			!submitted &&
+			!isToolSubBranchEvent(opt.Branch, e, opt.AgentName, toolCallIDs) {
+			return buildContents(events[i:], opt, false)
+		}
+	}
+	return []*genai.Content{}
+}
+
+// buildContents is google-adk's _get_contents.
+func buildContents(events []*session.Event, opt Options, includeThoughts bool) []*genai.Content {
+	live := applyRewinds(events)
+	toolCallIDs := collectFunctionCallIDs(live)
+
+	raw := make([]*session.Event, 0, len(live))
+	hasCompaction := false
+	for _, e := range live {
+		thoughts := includeThoughts && isOtherAgentReply(opt.AgentName, e)
+		if !includeInContext(opt.Branch, e, thoughts) ||
+			isToolSubBranchEvent(opt.Branch, e, opt.AgentName, toolCallIDs) {
+			continue
+		}
+		if e.Actions.Compaction != nil {
+			hasCompaction = true
+		}
+		raw = append(raw, e)
+	}
+
+	toProcess := raw
+	if hasCompaction {
+		toProcess = processCompactionEvents(raw, opt.AgentName)
+		toProcess = recoverCompactedFunctionCalls(toProcess, raw)
+	}
+
+	// Who made each function call, to spot responses to another agent's.
+	callAuthor := map[string]string{}
+	for _, e := range toProcess {
+		for _, fc := range functionCalls(e) {
+			if fc.ID != "" {
+				callAuthor[fc.ID] = e.Author
+			}
+		}
+	}
+
+	filtered := make([]*session.Event, 0, len(toProcess))
+	var accIn, accOut string
+	for i, e := range toProcess {
+		if e.Content == nil {
+			var next *session.Event
+			if i != len(toProcess)-1 {
+				next = toProcess[i+1]
+			}
+			switch {
+			case e.InputTranscription != nil && e.InputTranscription.Text != "":
+				accIn += e.InputTranscription.Text
+				if next != nil && next.InputTranscription != nil && next.InputTranscription.Text != "" {
+					continue
+				}
+				cp := *e
+				cp.InputTranscription = nil
+				cp.Content = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: accIn}}}
+				e = &cp
+				accIn = ""
+			case e.OutputTranscription != nil && e.OutputTranscription.Text != "":
+				accOut += e.OutputTranscription.Text
+				if next != nil && next.OutputTranscription != nil && next.OutputTranscription.Text != "" {
+					continue
+				}
+				cp := *e
+				cp.OutputTranscription = nil
+				cp.Content = &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: accOut}}}
+				e = &cp
+				accOut = ""
+			}
+		}
+
+		other := isOtherAgentReply(opt.AgentName, e)
+		if !other && e.Content != nil {
+			for _, p := range e.Content.Parts {
+				if p == nil || p.FunctionResponse == nil {
+					continue
+				}
+				if id := p.FunctionResponse.ID; id != "" {
+					if a := callAuthor[id]; a != "" && a != opt.AgentName && a != "user" {
+						other = true
+						break
+					}
+				}
+			}
+		}
+		if other {
+			if ce := presentOtherAgentMessage(e, includeThoughts); ce != nil {
+				filtered = append(filtered, ce)
+			}
+			continue
+		}
+		filtered = append(filtered, e)
+	}
+
+	filtered = dropOrphanedFunctionResponses(filtered)
+	result := rearrangeForLatestFunctionResponse(filtered)
+	result = rearrangeAsyncFunctionResponsesInHistory(result)
+	result = dropOrphanedFunctionCalls(result)
+
+	out := make([]*genai.Content, 0, len(result))
+	for _, e := range result {
+		if e.Content != nil {
+			out = append(out, copyContent(e.Content, !opt.PreserveFunctionCallIDs))
+		}
+	}
+	return out
+}
+
+// withParts returns a copy of e whose content has the given parts (and
+// e's role). e is not modified.
+func withParts(e *session.Event, parts []*genai.Part) *session.Event {
+	cp := *e
+	role := ""
+	if e.Content != nil {
+		role = e.Content.Role
+	}
+	cp.Content = &genai.Content{Role: role, Parts: parts}
+	return &cp
+}
+
+// newEvent returns a fresh event: no id, invocation or actions.
+func newEvent(author, branch string, content *genai.Content, ts time.Time) *session.Event {
+	return &session.Event{
+		Response:  model.Response{Content: content},
+		Author:    author,
+		Branch:    branch,
+		Timestamp: ts,
+	}
+}
+
+func parts(e *session.Event) []*genai.Part {
+	if e == nil || e.Content == nil {
+		return nil
+	}
+	return e.Content.Parts
+}
+
+func functionCalls(e *session.Event) []*genai.FunctionCall { return e.FunctionCalls() }
+
+func functionResponses(e *session.Event) []*genai.FunctionResponse { return e.FunctionResponses() }
+
+func hasFunctionCalls(e *session.Event) bool {
+	for _, p := range parts(e) {
+		if p != nil && p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFunctionResponses(e *session.Event) bool {
+	for _, p := range parts(e) {
+		if p != nil && p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// collectFunctionCallIDs returns the ids of every function call in events.
+func collectFunctionCallIDs(events []*session.Event) map[string]struct{} {
+	ids := map[string]struct{}{}
+	for _, e := range events {
+		for _, fc := range functionCalls(e) {
+			if fc.ID != "" {
+				ids[fc.ID] = struct{}{}
+			}
+		}
+	}
+	return ids
+}

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// invocation is what all agents of one Runner.Run call share.
+type invocation struct {
+	id          string
+	appName     string
+	session     *session.Session
+	sessions    session.Service
+	artifacts   artifact.Service
+	plugins     callbacks.Plugins
+	userContent *genai.Content
+	config      RunConfig
+	tree        *tree
+	log         *slog.Logger
+	llmCalls    atomic.Int64
+}
+
+// InvocationContext is an agent's view of the invocation in progress
+// (google-adk's InvocationContext). Each agent run gets its own copy, with
+// its own end-of-invocation flag, as google-adk copies the context per agent.
+type InvocationContext struct {
+	context.Context
+	inv    *invocation
+	agent  Agent
+	branch string
+	ended  *atomic.Bool
+}
+
+// newInvocationID returns google-adk's "e-<uuid>" invocation id.
+func newInvocationID() string { return "e-" + uuid.NewString() }
+
+func (c *InvocationContext) forAgent(a Agent) *InvocationContext {
+	child := *c
+	child.agent = a
+	child.ended = new(atomic.Bool)
+	child.ended.Store(c.ended.Load())
+	return &child
+}
+
+// withBranch returns a copy on another branch (ParallelAgent children).
+func (c *InvocationContext) withBranch(branch string) *InvocationContext {
+	child := *c
+	child.branch = branch
+	child.ended = new(atomic.Bool)
+	child.ended.Store(c.ended.Load())
+	return &child
+}
+
+// withContext returns a copy bound to ctx (for cancellation of branches).
+func (c *InvocationContext) withContext(ctx context.Context) *InvocationContext {
+	child := *c
+	child.Context = ctx
+	return &child
+}
+
+func (c *InvocationContext) InvocationID() string        { return c.inv.id }
+func (c *InvocationContext) Agent() Agent                { return c.agent }
+func (c *InvocationContext) AgentName() string           { return c.agent.Info().Name }
+func (c *InvocationContext) Branch() string              { return c.branch }
+func (c *InvocationContext) UserContent() *genai.Content { return c.inv.userContent }
+func (c *InvocationContext) Session() *session.Session   { return c.inv.session }
+func (c *InvocationContext) AppName() string             { return c.inv.appName }
+func (c *InvocationContext) UserID() string              { return c.inv.session.UserID }
+func (c *InvocationContext) RunConfig() *RunConfig       { return &c.inv.config }
+func (c *InvocationContext) Logger() *slog.Logger        { return c.inv.log }
+
+// EndInvocation stops this agent's run, and that of agents it runs next.
+func (c *InvocationContext) EndInvocation() { c.ended.Store(true) }
+
+// Ended reports whether EndInvocation was called for this agent's run.
+func (c *InvocationContext) Ended() bool { return c.ended.Load() }
+
+// Parent returns a's parent in the agent tree, or nil for the root.
+func (c *InvocationContext) Parent(a Agent) Agent { return c.inv.tree.parent[a] }
+
+// RootAgent returns the root of the agent tree.
+func (c *InvocationContext) RootAgent() Agent { return c.inv.tree.root }
+
+// FindAgent returns the agent named name anywhere in the tree, or nil.
+func (c *InvocationContext) FindAgent(name string) Agent { return c.inv.tree.find(name) }
+
+// RunAgent runs a (with its callbacks) as part of this invocation; workflow
+// agents call it for their children.
+func (c *InvocationContext) RunAgent(a Agent) func(yield func(*session.Event, error) bool) {
+	return runAgent(c, a)
+}
+
+// newEvent returns an event authored by the current agent on its branch.
+func (c *InvocationContext) newEvent() *session.Event {
+	return session.NewEvent(c.inv.id, c.AgentName(), c.branch)
+}
+
+// incrementLLMCalls counts a model call against RunConfig.MaxLLMCalls.
+func (c *InvocationContext) incrementLLMCalls() error {
+	n := c.inv.llmCalls.Add(1)
+	if limit := c.inv.config.MaxLLMCalls; limit > 0 && n > int64(limit) {
+		return &LLMCallsLimitExceededError{Limit: limit}
+	}
+	return nil
+}
+
+// callbackContext implements callbacks.CallbackContext over an agent's
+// context and the actions of the event being built.
+type callbackContext struct {
+	*InvocationContext
+	actions *session.EventActions
+	state   *session.State
+}
+
+func newCallbackContext(ctx *InvocationContext, actions *session.EventActions) *callbackContext {
+	return &callbackContext{InvocationContext: ctx, actions: actions, state: session.NewState(ctx.inv.session, actions)}
+}
+
+func (c *callbackContext) State() *session.State          { return c.state }
+func (c *callbackContext) Actions() *session.EventActions { return c.actions }
+
+func (c *callbackContext) artifactKey(name string) artifact.Key {
+	return artifact.Key{AppName: c.inv.appName, UserID: c.inv.session.UserID, SessionID: c.inv.session.ID, Name: name}
+}
+
+func (c *callbackContext) LoadArtifact(name string, version int) (*genai.Part, error) {
+	if c.inv.artifacts == nil {
+		return nil, ErrNoArtifactService
+	}
+	return c.inv.artifacts.Load(c, c.artifactKey(name), version)
+}
+
+func (c *callbackContext) SaveArtifact(name string, part *genai.Part) (int, error) {
+	if c.inv.artifacts == nil {
+		return 0, ErrNoArtifactService
+	}
+	v, err := c.inv.artifacts.Save(c, c.artifactKey(name), part)
+	if err != nil {
+		return 0, err
+	}
+	if c.actions.ArtifactDelta == nil {
+		c.actions.ArtifactDelta = map[string]int{}
+	}
+	c.actions.ArtifactDelta[name] = v
+	return v, nil
+}
+
+func (c *callbackContext) ListArtifacts() ([]string, error) {
+	if c.inv.artifacts == nil {
+		return nil, ErrNoArtifactService
+	}
+	return c.inv.artifacts.List(c, c.inv.appName, c.inv.session.UserID, c.inv.session.ID)
+}
+
+// toolContext implements callbacks.ToolContext for one function call.
+type toolContext struct {
+	*callbackContext
+	callID       string
+	confirmation *session.ToolConfirmation
+}
+
+func (t *toolContext) FunctionCallID() string { return t.callID }
+
+func (t *toolContext) ToolConfirmation() *session.ToolConfirmation { return t.confirmation }
+
+func (t *toolContext) RequestConfirmation(hint string, payload any) {
+	if t.actions.RequestedToolConfirmations == nil {
+		t.actions.RequestedToolConfirmations = map[string]session.ToolConfirmation{}
+	}
+	t.actions.RequestedToolConfirmations[t.callID] = session.ToolConfirmation{Hint: hint, Payload: payload}
+}
+
+var (
+	_ callbacks.CallbackContext = (*callbackContext)(nil)
+	_ callbacks.ToolContext     = (*toolContext)(nil)
+	_ callbacks.ReadonlyContext = (*InvocationContext)(nil)
+)

@@ -1,0 +1,330 @@
+package engine
+
+// Tool dispatch (google-adk functions.py and tools/_caller.py): every call
+// of a model response runs concurrently through the plugin → agent callback
+// pipeline; the results merge, in call order, into one response event.
+
+import (
+	"encoding/json"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+// handleFunctionCalls runs the calls of fcEvent and yields the merged
+// response event, the structured answer of set_model_response if it was
+// called, and then the events of the agent transferred to, if any.
+func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fcEvent *session.Event) iter.Seq2[*session.Event, error] {
+	return func(yield func(*session.Event, error) bool) {
+		resp, err := a.runFunctionCalls(ctx, call, fcEvent.FunctionCalls())
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if resp == nil {
+			return
+		}
+		if !yield(resp, nil) {
+			return
+		}
+		if answer, ok := structuredResponse(resp); ok {
+			final := ctx.newEvent()
+			final.Content = &genai.Content{Role: "model", Parts: []*genai.Part{{Text: answer}}}
+			if !yield(final, nil) {
+				return
+			}
+		}
+		target := resp.Actions.TransferToAgent
+		if target == "" {
+			return
+		}
+		next, err := a.transferTarget(ctx, target)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for ev, err := range runAgent(ctx, next) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// transferTarget resolves a transfer_to_agent name (get_agent_to_run).
+func (a *LlmAgent) transferTarget(ctx *InvocationContext, name string) (Agent, error) {
+	if ctx.FindAgent(name) == nil {
+		return nil, &AgentNotFoundError{Name: name}
+	}
+	if name == a.Name {
+		return a, nil
+	}
+	for _, t := range a.transferTargets(ctx) {
+		if t.Info().Name == name {
+			return t, nil
+		}
+	}
+	return nil, &TransferNotAllowedError{From: a.Name, To: name}
+}
+
+// runFunctionCalls runs calls concurrently and merges their response
+// events in call order. A call that returns no event (a long-running tool
+// that answers later) is left out; nil means no call produced an event.
+func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls []*genai.FunctionCall) (*session.Event, error) {
+	events := make([]*session.Event, len(calls))
+	errs := make([]error, len(calls))
+	if len(calls) == 1 {
+		events[0], errs[0] = a.runFunctionCall(ctx, call, calls[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, fc := range calls {
+			wg.Go(func() { events[i], errs[i] = a.runFunctionCall(ctx, call, fc) })
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return mergeResponseEvents(slices.DeleteFunc(events, func(e *session.Event) bool { return e == nil })), nil
+}
+
+// notFoundTool stands in for a tool the model named but the agent lacks,
+// so the callbacks can see its name.
+type notFoundTool struct{ name string }
+
+func (t notFoundTool) Name() string        { return t.name }
+func (t notFoundTool) Description() string { return "Tool not found" }
+func (t notFoundTool) IsLongRunning() bool { return false }
+
+// runFunctionCall is the pipeline of one call: before-tool chain, the tool
+// (or the on-tool-error chain when it fails), after-tool chain.
+func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *genai.FunctionCall) (*session.Event, error) {
+	args, _ := session.DeepCopy(fc.Args).(map[string]any)
+	if args == nil {
+		args = map[string]any{}
+	}
+	tc := &toolContext{callbackContext: newCallbackContext(ctx, &session.EventActions{}), callID: fc.ID}
+	plugins := ctx.inv.plugins
+	t, found := call.tools[fc.Name]
+	var cbTool callbacks.Tool = t
+	if !found {
+		cbTool = notFoundTool{name: cmpOr(fc.Name, "<unnamed>")}
+	}
+
+	result, err := callbacks.BeforeToolChain(tc, plugins, a.cfg.BeforeTool, cbTool, args)
+	if err != nil {
+		return nil, err
+	}
+	if result == nil && !found {
+		lookupErr := &ToolNotFoundError{Name: fc.Name, Available: call.toolOrder}
+		result, err = callbacks.OnToolErrorChain(tc, plugins, a.cfg.OnToolError, cbTool, args, lookupErr)
+		if err != nil {
+			return nil, err
+		}
+		if result == nil {
+			ctx.Logger().Warn("model called an unknown tool", "agent", a.Name, "tool", fc.Name)
+			result = toolNotFoundResponse(cbTool.Name(), call.toolOrder)
+		}
+		return buildResponseEvent(ctx, cbTool, result, tc), nil
+	}
+
+	var out any
+	if result != nil {
+		out = result
+	} else {
+		v, runErr := t.Run(tc, args)
+		if runErr != nil {
+			r, err := callbacks.OnToolErrorChain(tc, plugins, a.cfg.OnToolError, t, args, runErr)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				return nil, &ToolError{Agent: a.Name, Tool: t.Name(), Err: runErr}
+			}
+			v = r
+		}
+		out = v
+	}
+
+	altered, err := callbacks.AfterToolChain(tc, plugins, a.cfg.AfterTool, cbTool, args, asResultMap(out))
+	if err != nil {
+		return nil, err
+	}
+	if altered != nil {
+		out = altered
+	}
+	if cbTool.IsLongRunning() && isEmptyResult(out) {
+		return nil, nil
+	}
+	return buildResponseEvent(ctx, cbTool, out, tc), nil
+}
+
+// ToolNotFoundError is what on_tool_error callbacks see when the model
+// calls a tool the agent does not have (google-adk's message).
+type ToolNotFoundError struct {
+	Name      string
+	Available []string
+}
+
+func (e *ToolNotFoundError) Error() string {
+	return fmt.Sprintf("Tool '%s' not found.\nAvailable tools: %s\n\nPossible causes:\n  1. LLM hallucinated the function name - review agent instruction clarity\n  2. Tool not registered - verify agent.tools list\n  3. Name mismatch - check for typos\n\nSuggested fixes:\n  - Review agent instruction to ensure tool usage is clear\n  - Verify tool is included in agent.tools list\n  - Check for typos in function name", e.Name, strings.Join(e.Available, ", "))
+}
+
+// toolNotFoundResponse is the error result the model gets for a tool name
+// it made up, so it can correct itself.
+func toolNotFoundResponse(name string, available []string) map[string]any {
+	list := strings.Join(available, ", ")
+	if list == "" {
+		list = "none"
+	}
+	return map[string]any{"error": fmt.Sprintf("Invoking `%s()` failed as no tool with that name is available. The tools you can call are: %s. You could retry, but it is IMPORTANT that you only call a tool from that list.", name, list)}
+}
+
+// asResultMap is a tool result as a function response: maps as they are,
+// anything else under "result".
+func asResultMap(v any) map[string]any {
+	if m, ok := v.(map[string]any); ok && m != nil {
+		return m
+	}
+	return map[string]any{"result": v}
+}
+
+func isEmptyResult(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case string:
+		return t == ""
+	}
+	return false
+}
+
+func buildResponseEvent(ctx *InvocationContext, t callbacks.Tool, result any, tc *toolContext) *session.Event {
+	ev := ctx.newEvent()
+	ev.Content = &genai.Content{Role: "user", Parts: []*genai.Part{{
+		FunctionResponse: &genai.FunctionResponse{ID: tc.callID, Name: t.Name(), Response: asResultMap(result)},
+	}}}
+	ev.Actions = *tc.actions
+	return ev
+}
+
+// mergeResponseEvents merges parallel response events: parts in call
+// order, actions deep-merged, the first event's identity and time.
+func mergeResponseEvents(events []*session.Event) *session.Event {
+	switch len(events) {
+	case 0:
+		return nil
+	case 1:
+		return events[0]
+	}
+	base := events[0]
+	merged := session.NewEvent(base.InvocationID, base.Author, base.Branch)
+	merged.Timestamp = base.Timestamp
+	merged.Content = &genai.Content{Role: "user"}
+	for _, e := range events {
+		if e.Content != nil {
+			merged.Content.Parts = append(merged.Content.Parts, e.Content.Parts...)
+		}
+		mergeActions(&merged.Actions, &e.Actions)
+	}
+	return merged
+}
+
+func mergeActions(dst, src *session.EventActions) {
+	dst.SkipSummarization = dst.SkipSummarization || src.SkipSummarization
+	dst.Escalate = dst.Escalate || src.Escalate
+	dst.EndOfAgent = dst.EndOfAgent || src.EndOfAgent
+	if src.StateDelta != nil {
+		dst.StateDelta = deepMerge(dst.StateDelta, src.StateDelta)
+	}
+	if src.AgentState != nil {
+		dst.AgentState = deepMerge(dst.AgentState, src.AgentState)
+	}
+	if src.RequestedAuthConfigs != nil {
+		dst.RequestedAuthConfigs = deepMerge(dst.RequestedAuthConfigs, src.RequestedAuthConfigs)
+	}
+	if src.ArtifactDelta != nil {
+		if dst.ArtifactDelta == nil {
+			dst.ArtifactDelta = map[string]int{}
+		}
+		maps.Copy(dst.ArtifactDelta, src.ArtifactDelta)
+	}
+	if src.RequestedToolConfirmations != nil {
+		if dst.RequestedToolConfirmations == nil {
+			dst.RequestedToolConfirmations = map[string]session.ToolConfirmation{}
+		}
+		maps.Copy(dst.RequestedToolConfirmations, src.RequestedToolConfirmations)
+	}
+	dst.TransferToAgent = cmpOr(src.TransferToAgent, dst.TransferToAgent)
+	dst.TransferReason = cmpOr(src.TransferReason, dst.TransferReason)
+	dst.RewindBeforeInvocationID = cmpOr(src.RewindBeforeInvocationID, dst.RewindBeforeInvocationID)
+	if src.Compaction != nil {
+		dst.Compaction = src.Compaction
+	}
+	if src.SetModelResponse != nil {
+		dst.SetModelResponse = src.SetModelResponse
+	}
+}
+
+// deepMerge merges src into dst, recursing into nested maps.
+func deepMerge(dst, src map[string]any) map[string]any {
+	if dst == nil {
+		dst = map[string]any{}
+	}
+	for k, v := range src {
+		if dm, ok := dst[k].(map[string]any); ok {
+			if sm, ok := v.(map[string]any); ok {
+				dst[k] = deepMerge(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+// structuredResponse returns the JSON answer set_model_response recorded.
+func structuredResponse(ev *session.Event) (string, bool) {
+	for _, fr := range ev.FunctionResponses() {
+		if fr.Name != setModelResponseName {
+			continue
+		}
+		if ev.Actions.SetModelResponse == nil {
+			return "", false
+		}
+		b, err := json.Marshal(ev.Actions.SetModelResponse)
+		if err != nil {
+			return "", false
+		}
+		return string(b), true
+	}
+	return "", false
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func sortedUnique(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+var _ tool.Tool = (*tool.Function)(nil)

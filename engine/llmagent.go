@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"fmt"
+	"iter"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/planner"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+// IncludeContents selects how much history an LlmAgent sends to its model.
+type IncludeContents string
+
+const (
+	// IncludeContentsDefault sends the whole (branch-filtered) history.
+	IncludeContentsDefault IncludeContents = "default"
+	// IncludeContentsNone sends only the current turn.
+	IncludeContentsNone IncludeContents = "none"
+)
+
+// LlmAgentConfig configures NewLlmAgent. Every field is optional but Name.
+type LlmAgentConfig struct {
+	Name        string
+	Description string
+	// Model answers this agent's requests; nil inherits the nearest
+	// ancestor LlmAgent's model.
+	Model model.Model
+	// Instruction is a template: {key}, {key?}, {app:key}, {artifact.name}
+	// are replaced from session state and artifacts.
+	Instruction string
+	// InstructionProvider, when set, replaces Instruction; its text is
+	// used as is, without templating.
+	InstructionProvider func(ctx callbacks.ReadonlyContext) (string, error)
+	// GlobalInstruction applies to every agent of the tree when set on the
+	// root (deprecated in google-adk in favour of a plugin; kept for parity).
+	GlobalInstruction string
+	// StaticInstruction goes first in the system instruction and is never
+	// templated; with it, Instruction is sent as user content instead.
+	StaticInstruction *genai.Content
+	Tools             []tool.Tool
+	// GenerateContentConfig is copied into every request.
+	GenerateContentConfig *genai.GenerateContentConfig
+	// OutputSchema is a JSON Schema the final answer must follow.
+	OutputSchema map[string]any
+	// OutputKey stores the agent's final text (or parsed JSON with an
+	// OutputSchema) in session state under this key.
+	OutputKey                string
+	IncludeContents          IncludeContents
+	DisallowTransferToParent bool
+	DisallowTransferToPeers  bool
+	Planner                  planner.Planner
+	SubAgents                []Agent
+
+	BeforeAgent  []callbacks.BeforeAgent
+	AfterAgent   []callbacks.AfterAgent
+	BeforeModel  []callbacks.BeforeModel
+	AfterModel   []callbacks.AfterModel
+	OnModelError []callbacks.OnModelError
+	BeforeTool   []callbacks.BeforeTool
+	AfterTool    []callbacks.AfterTool
+	OnToolError  []callbacks.OnToolError
+}
+
+// LlmAgent is an agent driven by a language model: the ReAct loop in
+// flow.go calls the model, runs the tools it asks for, and repeats until the
+// model gives a final answer.
+type LlmAgent struct {
+	AgentInfo
+	cfg LlmAgentConfig
+}
+
+// NewLlmAgent returns an LlmAgent.
+func NewLlmAgent(cfg LlmAgentConfig) (*LlmAgent, error) {
+	if cfg.Name == "" {
+		return nil, fmt.Errorf("engine.NewLlmAgent: a name is required")
+	}
+	switch cfg.IncludeContents {
+	case "", IncludeContentsDefault, IncludeContentsNone:
+	default:
+		return nil, fmt.Errorf("engine.NewLlmAgent %q: include_contents must be %q or %q, got %q", cfg.Name, IncludeContentsDefault, IncludeContentsNone, cfg.IncludeContents)
+	}
+	seen := map[string]bool{}
+	for _, t := range cfg.Tools {
+		if seen[t.Name()] {
+			return nil, fmt.Errorf("engine.NewLlmAgent %q: two tools are named %q", cfg.Name, t.Name())
+		}
+		seen[t.Name()] = true
+	}
+	return &LlmAgent{
+		AgentInfo: AgentInfo{Name: cfg.Name, Description: cfg.Description, SubAgents: cfg.SubAgents, BeforeAgent: cfg.BeforeAgent, AfterAgent: cfg.AfterAgent},
+		cfg:       cfg,
+	}, nil
+}
+
+// Config returns the agent's configuration.
+func (a *LlmAgent) Config() *LlmAgentConfig { return &a.cfg }
+
+// Run implements Agent: the flow, saving the final answer under OutputKey.
+func (a *LlmAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
+	return func(yield func(*session.Event, error) bool) {
+		for ev, err := range a.runFlow(ctx) {
+			if err == nil {
+				a.maybeSaveOutput(ev)
+			}
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// canonicalModel returns the agent's model or its nearest LlmAgent
+// ancestor's (google-adk LlmAgent.canonical_model).
+func (a *LlmAgent) canonicalModel(ctx *InvocationContext) (model.Model, error) {
+	var cur Agent = a
+	for cur != nil {
+		if la, ok := cur.(*LlmAgent); ok && la.cfg.Model != nil {
+			return la.cfg.Model, nil
+		}
+		cur = ctx.Parent(cur)
+	}
+	return nil, fmt.Errorf("agent %q: no model is set on it or any ancestor LlmAgent", a.Name)
+}
+
+// transferTargets returns the agents a may transfer to, in google-adk's
+// order: its sub-agents, then its parent and peers when allowed and the
+// parent is an LlmAgent.
+func (a *LlmAgent) transferTargets(ctx *InvocationContext) []Agent {
+	return a.transferTargetsIn(ctx.inv.tree)
+}
+
+func (a *LlmAgent) transferTargetsIn(t *tree) []Agent {
+	targets := append([]Agent(nil), a.SubAgents...)
+	parent, ok := t.parent[a].(*LlmAgent)
+	if !ok {
+		return targets
+	}
+	if !a.cfg.DisallowTransferToParent {
+		targets = append(targets, parent)
+	}
+	if !a.cfg.DisallowTransferToPeers {
+		for _, peer := range parent.SubAgents {
+			if peer.Info().Name != a.Name {
+				targets = append(targets, peer)
+			}
+		}
+	}
+	return targets
+}
+
+// maybeSaveOutput stores the final response text under OutputKey
+// (google-adk LlmAgent.__maybe_save_output_to_state).
+func (a *LlmAgent) maybeSaveOutput(ev *session.Event) {
+	if a.cfg.OutputKey == "" || ev.Author != a.Name || !ev.IsFinalResponse() || ev.Content == nil || ev.Partial {
+		return
+	}
+	text := ""
+	for _, p := range ev.Content.Parts {
+		if p != nil && p.Text != "" && !p.Thought {
+			text += p.Text
+		}
+	}
+	if text == "" {
+		return
+	}
+	var value any = text
+	if a.cfg.OutputSchema != nil {
+		parsed, err := parseJSONOutput(text)
+		if err != nil {
+			return
+		}
+		value = parsed
+	}
+	if ev.Actions.StateDelta == nil {
+		ev.Actions.StateDelta = map[string]any{}
+	}
+	ev.Actions.StateDelta[a.cfg.OutputKey] = value
+}

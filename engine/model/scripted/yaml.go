@@ -1,0 +1,214 @@
+package scripted
+
+// YAML is read with github.com/goccy/go-yaml: it is actively maintained
+// (gopkg.in/yaml.v3 is archived), pure Go, reports errors with line and
+// column, and can reject unknown keys, which catches typos in scripts. The
+// conformance runner uses the same library.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/goccy/go-yaml"
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine/model"
+)
+
+// DefaultName is the model name FromYAML uses when the script names none.
+const DefaultName = "scripted"
+
+// Script is the YAML form of a scripted model:
+//
+//	name: my-model          # optional
+//	responses:
+//	  - text: Hello!
+//	  - thought: The user wants the weather.
+//	    function_calls:
+//	      - {name: get_weather, args: {city: Paris}, id: call-1}
+//	  - error: backend unavailable      # GenerateContent yields this error
+//	  - {error_code: SAFETY, error_message: blocked}
+//
+// A document that is just the list of responses is accepted too.
+type Script struct {
+	Name      string         `yaml:"name,omitempty"`
+	Responses []ResponseSpec `yaml:"responses"`
+}
+
+// ResponseSpec is one scripted answer in YAML. Parts are built in the order
+// thought, text, function calls. Content, when set, is a genai.Content in its
+// JSON form (camelCase keys) and replaces those three. Error makes the step
+// an error and may not be combined with anything else.
+type ResponseSpec struct {
+	Text          string             `yaml:"text,omitempty"`
+	Thought       string             `yaml:"thought,omitempty"`
+	FunctionCalls []FunctionCallSpec `yaml:"function_calls,omitempty"`
+	Content       map[string]any     `yaml:"content,omitempty"`
+
+	Error        string `yaml:"error,omitempty"`
+	ErrorCode    string `yaml:"error_code,omitempty"`
+	ErrorMessage string `yaml:"error_message,omitempty"`
+
+	FinishReason string `yaml:"finish_reason,omitempty"`
+	// UsageMetadata is a genai.GenerateContentResponseUsageMetadata in its
+	// JSON form, e.g. {promptTokenCount: 10, candidatesTokenCount: 3}.
+	UsageMetadata  map[string]any `yaml:"usage_metadata,omitempty"`
+	CustomMetadata map[string]any `yaml:"custom_metadata,omitempty"`
+	ModelVersion   string         `yaml:"model_version,omitempty"`
+	TurnComplete   bool           `yaml:"turn_complete,omitempty"`
+	Interrupted    bool           `yaml:"interrupted,omitempty"`
+}
+
+// FunctionCallSpec is a function call the model asks for.
+type FunctionCallSpec struct {
+	Name string         `yaml:"name"`
+	Args map[string]any `yaml:"args,omitempty"`
+	ID   string         `yaml:"id,omitempty"`
+}
+
+// ParseScript reads a script from YAML, rejecting unknown keys.
+func ParseScript(data []byte) (*Script, error) {
+	var top any
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("scripted: parse YAML: %w", err)
+	}
+	s := &Script{}
+	var err error
+	switch top.(type) {
+	case []any:
+		err = yaml.UnmarshalWithOptions(data, &s.Responses, yaml.DisallowUnknownField())
+	case map[string]any:
+		err = yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField())
+	case nil:
+	default:
+		err = errors.New("want a mapping with responses or a list of responses")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scripted: parse YAML: %w", err)
+	}
+	return s, nil
+}
+
+// Steps converts the script's responses to steps.
+func (s *Script) Steps() ([]Step, error) {
+	return StepsFromSpecs(s.Responses)
+}
+
+// StepsFromSpecs converts specs to steps, naming the index of a bad one.
+func StepsFromSpecs(specs []ResponseSpec) ([]Step, error) {
+	steps := make([]Step, 0, len(specs))
+	for i, spec := range specs {
+		st, err := spec.Step()
+		if err != nil {
+			return nil, fmt.Errorf("scripted: response %d: %w", i, err)
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// FromYAML builds a Model from a YAML script (see Script).
+func FromYAML(data []byte) (*Model, error) {
+	s, err := ParseScript(data)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := s.Steps()
+	if err != nil {
+		return nil, err
+	}
+	name := s.Name
+	if name == "" {
+		name = DefaultName
+	}
+	return FromSteps(name, steps...), nil
+}
+
+// Step converts the spec to a step.
+func (r ResponseSpec) Step() (Step, error) {
+	if r.Error != "" {
+		other := r
+		other.Error = ""
+		if !other.isZero() {
+			return Step{}, errors.New("error cannot be combined with other fields")
+		}
+		return Step{Err: errors.New(r.Error)}, nil
+	}
+	resp := &model.Response{
+		ErrorCode:    r.ErrorCode,
+		ErrorMessage: r.ErrorMessage,
+		FinishReason: genai.FinishReason(r.FinishReason),
+		ModelVersion: r.ModelVersion,
+		TurnComplete: r.TurnComplete,
+		Interrupted:  r.Interrupted,
+	}
+	if r.CustomMetadata != nil {
+		// Through JSON, so numbers are float64 as after a round trip.
+		if err := viaJSON(r.CustomMetadata, &resp.CustomMetadata); err != nil {
+			return Step{}, fmt.Errorf("custom_metadata: %w", err)
+		}
+	}
+	if r.UsageMetadata != nil {
+		resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{}
+		if err := viaJSON(r.UsageMetadata, resp.UsageMetadata); err != nil {
+			return Step{}, fmt.Errorf("usage_metadata: %w", err)
+		}
+	}
+	if r.Content != nil {
+		if r.Text != "" || r.Thought != "" || len(r.FunctionCalls) > 0 {
+			return Step{}, errors.New("content cannot be combined with text, thought or function_calls")
+		}
+		resp.Content = &genai.Content{}
+		if err := viaJSON(r.Content, resp.Content); err != nil {
+			return Step{}, fmt.Errorf("content: %w", err)
+		}
+		if resp.Content.Role == "" {
+			resp.Content.Role = genai.RoleModel
+		}
+		return Step{Response: resp}, nil
+	}
+	var parts []*genai.Part
+	if r.Thought != "" {
+		parts = append(parts, &genai.Part{Text: r.Thought, Thought: true})
+	}
+	if r.Text != "" {
+		parts = append(parts, &genai.Part{Text: r.Text})
+	}
+	for j, fc := range r.FunctionCalls {
+		if fc.Name == "" {
+			return Step{}, fmt.Errorf("function_calls[%d]: name is required", j)
+		}
+		call := &genai.FunctionCall{Name: fc.Name, ID: fc.ID}
+		if fc.Args != nil {
+			// Through JSON, so numbers are float64 as from a real backend.
+			if err := viaJSON(fc.Args, &call.Args); err != nil {
+				return Step{}, fmt.Errorf("function_calls[%d].args: %w", j, err)
+			}
+		}
+		parts = append(parts, &genai.Part{FunctionCall: call})
+	}
+	if len(parts) > 0 {
+		resp.Content = &genai.Content{Role: genai.RoleModel, Parts: parts}
+	}
+	return Step{Response: resp}, nil
+}
+
+func (r ResponseSpec) isZero() bool {
+	return r.Text == "" && r.Thought == "" && len(r.FunctionCalls) == 0 && r.Content == nil &&
+		r.ErrorCode == "" && r.ErrorMessage == "" && r.FinishReason == "" && r.UsageMetadata == nil &&
+		r.CustomMetadata == nil && r.ModelVersion == "" && !r.TurnComplete && !r.Interrupted
+}
+
+// viaJSON converts YAML-decoded data to a typed value through JSON,
+// rejecting unknown fields.
+func viaJSON(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(out)
+}

@@ -1,0 +1,161 @@
+package scripted
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/adkhost/adkhost/engine/model"
+)
+
+func TestFromYAML(t *testing.T) {
+	tests := []struct {
+		name     string
+		yaml     string
+		wantName string
+		// want holds each step as response JSON, or "error: <text>".
+		want []string
+	}{
+		{
+			name: "mapping with every kind of step",
+			yaml: `
+name: weather-model
+responses:
+  - text: Hello!
+  - thought: The user wants the weather.
+    text: Let me check.
+    function_calls:
+      - name: get_weather
+        args: {city: Paris, days: 2, opts: {metric: true}}
+        id: call-1
+      - name: get_time
+  - error: backend unavailable
+  - error_code: SAFETY
+    error_message: blocked
+  - text: Bye.
+    finish_reason: STOP
+    usage_metadata: {promptTokenCount: 10, candidatesTokenCount: 2}
+    custom_metadata: {k: v}
+    model_version: v-1
+    turn_complete: true
+  - content:
+      role: model
+      parts:
+        - functionCall: {name: f, args: {x: 1}}
+        - text: after the call
+`,
+			wantName: "weather-model",
+			want: []string{
+				`{"content":{"role":"model","parts":[{"text":"Hello!"}]}}`,
+				`{"content":{"role":"model","parts":[
+					{"text":"The user wants the weather.","thought":true},
+					{"text":"Let me check."},
+					{"functionCall":{"id":"call-1","name":"get_weather","args":{"city":"Paris","days":2,"opts":{"metric":true}}}},
+					{"functionCall":{"name":"get_time"}}]}}`,
+				`error: backend unavailable`,
+				`{"errorCode":"SAFETY","errorMessage":"blocked"}`,
+				`{"content":{"role":"model","parts":[{"text":"Bye."}]},"finishReason":"STOP",
+					"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":2},"customMetadata":{"k":"v"},"modelVersion":"v-1","turnComplete":true}`,
+				`{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":{"x":1}}},{"text":"after the call"}]}}`,
+			},
+		},
+		{
+			name:     "bare list",
+			yaml:     "- text: one\n- text: two\n",
+			wantName: DefaultName,
+			want: []string{
+				`{"content":{"role":"model","parts":[{"text":"one"}]}}`,
+				`{"content":{"role":"model","parts":[{"text":"two"}]}}`,
+			},
+		},
+		{
+			name:     "empty document",
+			yaml:     "",
+			wantName: DefaultName,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := FromYAML([]byte(tt.yaml))
+			if err != nil {
+				t.Fatalf("FromYAML: %v", err)
+			}
+			if m.Name() != tt.wantName {
+				t.Errorf("name = %q, want %q", m.Name(), tt.wantName)
+			}
+			if len(m.steps) != len(tt.want) {
+				t.Fatalf("%d steps, want %d", len(m.steps), len(tt.want))
+			}
+			for i, w := range tt.want {
+				st := m.steps[i]
+				if msg, ok := strings.CutPrefix(w, "error: "); ok {
+					if st.Err == nil || st.Err.Error() != msg || st.Response != nil {
+						t.Errorf("step %d = %+v, want error %q", i, st, msg)
+					}
+					continue
+				}
+				var want, got any
+				if err := json.Unmarshal([]byte(w), &want); err != nil {
+					t.Fatal(err)
+				}
+				data, _ := json.Marshal(st.Response)
+				json.Unmarshal(data, &got)
+				if st.Err != nil || !reflect.DeepEqual(got, want) {
+					t.Errorf("step %d = %s (err %v)\nwant %s", i, data, st.Err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestArgsAreJSONNumbers(t *testing.T) {
+	m, err := FromYAML([]byte("- function_calls: [{name: f, args: {n: 3, l: [1, 2]}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := m.steps[0].Response.Content.Parts[0].FunctionCall.Args
+	if _, ok := args["n"].(float64); !ok {
+		t.Errorf("args n is %T, want float64 as decoded from a real backend", args["n"])
+	}
+	if l, ok := args["l"].([]any); !ok || len(l) != 2 {
+		t.Errorf("args l = %#v", args["l"])
+	}
+}
+
+func TestFromYAMLErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown key", "responses:\n  - txt: hi\n", "txt"},
+		{"unknown top key", "name: x\nresponse:\n  - text: hi\n", "response"},
+		{"error with more", "- error: boom\n  text: hi\n", "response 0: error cannot be combined"},
+		{"content with text", "- text: hi\n  content: {parts: [{text: x}]}\n", "content cannot be combined"},
+		{"bad content field", "- content: {parts: [{txt: x}]}\n", "content"},
+		{"call without name", "- text: ok\n- function_calls: [{args: {a: 1}}]\n", "response 1: function_calls[0]: name is required"},
+		{"scalar document", "just text\n", "want a mapping"},
+		{"broken yaml", "- text: [unclosed\n", "parse YAML"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := FromYAML([]byte(tt.yaml))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestScriptedYAMLModelPlays(t *testing.T) {
+	m, err := FromYAML([]byte("name: demo\nresponses:\n  - text: hi there\n  - error: down\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := run(t, m, &model.Request{}, true)
+	if err != nil || len(got) != 3 || got[2].Content.Parts[0].Text != "hi there" {
+		t.Fatalf("first call: %v, %d responses", err, len(got))
+	}
+	if _, err := run(t, m, &model.Request{}, false); err == nil || err.Error() != "down" {
+		t.Fatalf("second call error = %v, want down", err)
+	}
+}

@@ -1,0 +1,282 @@
+package engine
+
+// Request processors, in google-adk 2.13's order: basic, instructions,
+// identity, contents, NL planning, output schema, agent transfer (AutoFlow),
+// then the agent's tools.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/contents"
+	"github.com/adkhost/adkhost/engine/instruction"
+	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/planner"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+func (a *LlmAgent) preprocess(ctx *InvocationContext, call *llmCall) error {
+	m, err := a.canonicalModel(ctx)
+	if err != nil {
+		return err
+	}
+	a.basicProcessor(ctx, call, m)
+	if err := a.instructionsProcessor(ctx, call); err != nil {
+		return err
+	}
+	a.identityProcessor(call)
+	a.contentsProcessor(ctx, call)
+	if a.cfg.Planner != nil {
+		planner.ApplyToRequest(ctx, a.cfg.Planner, call.req)
+	}
+	if err := a.outputSchemaProcessor(call, m); err != nil {
+		return err
+	}
+	a.agentTransferProcessor(ctx, call)
+	return a.toolsProcessor(ctx, call)
+}
+
+// basicProcessor sets the model, a copy of the agent's generation config,
+// run labels and the output schema when the model can take it.
+func (a *LlmAgent) basicProcessor(ctx *InvocationContext, call *llmCall, m model.Model) {
+	req := call.req
+	req.Model = m.Name()
+	if gc := a.cfg.GenerateContentConfig; gc != nil {
+		cp := *gc
+		cp.Labels = maps.Clone(gc.Labels)
+		cp.Tools = slices.Clone(gc.Tools)
+		req.Config = &cp
+	} else {
+		req.Config = &genai.GenerateContentConfig{}
+	}
+	if labels := ctx.RunConfig().Labels; len(labels) > 0 {
+		if req.Config.Labels == nil {
+			req.Config.Labels = map[string]string{}
+		}
+		maps.Copy(req.Config.Labels, labels)
+	}
+	if a.cfg.OutputSchema != nil && (len(a.cfg.Tools) == 0 || outputSchemaWithTools(m)) {
+		req.Config.ResponseJsonSchema = a.cfg.OutputSchema
+		req.Config.ResponseMIMEType = "application/json"
+	}
+}
+
+// SchemaWithToolsModel is implemented by models that accept an output
+// schema and tools in one request; others get the set_model_response tool.
+type SchemaWithToolsModel interface {
+	SupportsOutputSchemaWithTools() bool
+}
+
+func outputSchemaWithTools(m model.Model) bool {
+	s, ok := m.(SchemaWithToolsModel)
+	return ok && s.SupportsOutputSchemaWithTools()
+}
+
+// instructionsProcessor adds the root's global instruction, the static
+// instruction, and the agent's instruction: to the system instruction, or,
+// when a static instruction exists, as labelled user content.
+func (a *LlmAgent) instructionsProcessor(ctx *InvocationContext, call *llmCall) error {
+	req := call.req
+	if root, ok := ctx.RootAgent().(*LlmAgent); ok && root.cfg.GlobalInstruction != "" {
+		si, err := resolveInstruction(ctx, root.cfg.GlobalInstruction, nil)
+		if err != nil {
+			return fmt.Errorf("agent %q: global instruction: %w", root.Name, err)
+		}
+		req.AppendInstructions(si)
+	}
+	if st := a.cfg.StaticInstruction; st != nil {
+		var texts []string
+		for _, p := range st.Parts {
+			if p != nil && p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		req.AppendInstructions(texts...)
+	}
+	if a.cfg.Instruction == "" && a.cfg.InstructionProvider == nil {
+		return nil
+	}
+	si, err := resolveInstruction(ctx, a.cfg.Instruction, a.cfg.InstructionProvider)
+	if err != nil {
+		return fmt.Errorf("agent %q: instruction: %w", a.Name, err)
+	}
+	if a.cfg.StaticInstruction == nil {
+		req.AppendInstructions(si)
+		return nil
+	}
+	req.Contents = append(req.Contents, &genai.Content{Role: "user", Parts: []*genai.Part{{Text: labelDynamicInstruction(si)}}})
+	return nil
+}
+
+// resolveInstruction returns the provider's text as is, or the template
+// with session state and artifacts injected.
+func resolveInstruction(ctx *InvocationContext, template string, provider func(callbacks.ReadonlyContext) (string, error)) (string, error) {
+	if provider != nil {
+		return provider(ctx)
+	}
+	return instruction.Inject(ctx, template, instructionSource{ctx})
+}
+
+// instructionSource lets templates read state and artifacts.
+type instructionSource struct{ ctx *InvocationContext }
+
+func (s instructionSource) State(key string) (any, bool) { return s.ctx.Session().StateValue(key) }
+
+func (s instructionSource) Artifact(ctx context.Context, name string) (*genai.Part, error) {
+	inv := s.ctx.inv
+	if inv.artifacts == nil {
+		return nil, ErrNoArtifactService
+	}
+	return inv.artifacts.Load(ctx, artifact.Key{AppName: inv.appName, UserID: inv.session.UserID, SessionID: inv.session.ID, Name: name}, artifact.Latest)
+}
+
+// Markers around a dynamic instruction sent as user content, so the model
+// does not mistake it for the user's words (google-adk 2.13 _fencing).
+const (
+	instructionBegin    = "<<<BEGIN_SYSTEM_INSTRUCTION>>>"
+	instructionEnd      = "<<<END_SYSTEM_INSTRUCTION>>>"
+	quotedContentElided = "<<<ELIDED_MARKER>>>"
+)
+
+func labelDynamicInstruction(si string) string {
+	fenced := strings.ReplaceAll(strings.ReplaceAll(si, instructionBegin, quotedContentElided), instructionEnd, quotedContentElided)
+	preamble := "The text between " + instructionBegin + " and " + instructionEnd + " below is your own system instruction for this turn and carries the current session state. It is addressed to you. Nothing between those two markers was said by the user, so do not answer it or continue it as though it were their turn. Anything the user actually said appears outside the markers, and a real user turn may follow immediately after the end marker."
+	return preamble + "\n" + instructionBegin + "\n" + fenced + "\n" + instructionEnd
+}
+
+// identityProcessor tells the model who it is.
+func (a *LlmAgent) identityProcessor(call *llmCall) {
+	si := `You are an agent. Your internal name is "` + a.Name + `".`
+	if a.Description != "" {
+		si += ` The description about you is "` + a.Description + `".`
+	}
+	call.req.AppendInstructions(si)
+}
+
+// contentsProcessor replaces the contents with the agent's view of the
+// history, then puts instruction contents before the latest user turn.
+func (a *LlmAgent) contentsProcessor(ctx *InvocationContext, call *llmCall) {
+	instructionContents := call.req.Contents
+	call.req.Contents = contents.Build(ctx.Session().Events(), contents.Options{
+		AgentName:       a.Name,
+		Branch:          ctx.Branch(),
+		CurrentTurnOnly: a.cfg.IncludeContents == IncludeContentsNone,
+	})
+	insertTransientUserContent(call.req, instructionContents)
+}
+
+// insertTransientUserContent inserts contents before the last run of plain
+// user contents (after a function response, if that is what ends it).
+func insertTransientUserContent(req *model.Request, extra []*genai.Content) {
+	if len(extra) == 0 {
+		return
+	}
+	at := len(req.Contents)
+	for i := len(req.Contents) - 1; i >= 0; i-- {
+		c := req.Contents[i]
+		if c.Role != "user" || hasFunctionResponse(c) {
+			at = i + 1
+			break
+		}
+		at = i
+	}
+	req.Contents = slices.Insert(req.Contents, at, extra...)
+}
+
+func hasFunctionResponse(c *genai.Content) bool {
+	for _, p := range c.Parts {
+		if p != nil && p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// outputSchemaProcessor offers set_model_response when the agent has both
+// an output schema and tools the model cannot combine with it.
+func (a *LlmAgent) outputSchemaProcessor(call *llmCall, m model.Model) error {
+	if a.cfg.OutputSchema == nil || len(a.cfg.Tools) == 0 || outputSchemaWithTools(m) {
+		return nil
+	}
+	t, err := newSetModelResponseTool(a.cfg.OutputSchema)
+	if err != nil {
+		return fmt.Errorf("agent %q: output schema: %w", a.Name, err)
+	}
+	call.addTool(t)
+	call.req.AppendFunctionDeclarations(t.Declaration())
+	call.req.AppendInstructions("IMPORTANT: You have access to other tools, but you must provide your final response using the set_model_response tool with the required structured format. After using any other tools needed to complete the task, always call set_model_response with your final answer in the specified schema format.")
+	return nil
+}
+
+// agentTransferProcessor offers transfer_to_agent with the targets'
+// descriptions (AutoFlow). With no targets it does nothing, which is what
+// makes it equivalent to SingleFlow for agents that cannot transfer.
+func (a *LlmAgent) agentTransferProcessor(ctx *InvocationContext, call *llmCall) {
+	targets := a.transferTargets(ctx)
+	if len(targets) == 0 {
+		return
+	}
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.Info().Name
+	}
+	var b strings.Builder
+	b.WriteString("\nYou have a list of other agents to transfer to:\n")
+	for i, t := range targets {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "\nAgent name: %s\nAgent description: %s\n", t.Info().Name, t.Info().Description)
+	}
+	sorted := slices.Sorted(slices.Values(names))
+	quoted := make([]string, len(sorted))
+	for i, n := range sorted {
+		quoted[i] = "`" + n + "`"
+	}
+	fmt.Fprintf(&b, "\nIf you are the best to answer the question according to your description,\nyou can answer it.\n\nIf another agent is better for answering the question according to its\ndescription, call `%s` function to transfer the question to that\nagent. When transferring, do not generate any text other than the function\ncall.\n\n**NOTE**: the only available agents for `%s` function are\n%s.\n", transferToAgentName, transferToAgentName, strings.Join(quoted, ", "))
+	if parent := ctx.Parent(a); parent != nil && !a.cfg.DisallowTransferToParent {
+		fmt.Fprintf(&b, "\nIf neither you nor the other agents are best for the question, transfer to your parent agent %s.\n", parent.Info().Name)
+	}
+	call.req.AppendInstructions(b.String())
+	t := newTransferTool(names)
+	call.addTool(t)
+	call.req.AppendFunctionDeclarations(t.Declaration())
+}
+
+// toolsProcessor adds the agent's tools: their declarations and any
+// request changes they make.
+func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
+	if len(a.cfg.Tools) == 0 {
+		return nil
+	}
+	tc := &toolContext{callbackContext: newCallbackContext(ctx, nil)}
+	for _, t := range a.cfg.Tools {
+		if p, ok := t.(tool.RequestProcessor); ok {
+			if err := p.ProcessRequest(tc, call.req); err != nil {
+				return fmt.Errorf("agent %q: tool %q: %w", a.Name, t.Name(), err)
+			}
+		}
+		if d := t.Declaration(); d != nil {
+			call.addTool(t)
+			call.req.AppendFunctionDeclarations(d)
+		}
+	}
+	return nil
+}
+
+// parseJSONOutput parses an answer given under an output schema.
+func parseJSONOutput(text string) (any, error) {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return nil, fmt.Errorf("output is not valid JSON: %w", err)
+	}
+	return v, nil
+}

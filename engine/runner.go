@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"maps"
+	"sync/atomic"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// StreamingMode selects how model responses are delivered.
+type StreamingMode string
+
+const (
+	// StreamingModeNone delivers one complete response per model call.
+	StreamingModeNone StreamingMode = ""
+	// StreamingModeSSE yields partial events as the model streams, then the
+	// aggregated final one. Partial events are never stored.
+	StreamingModeSSE StreamingMode = "sse"
+)
+
+// DefaultMaxLLMCalls is google-adk's default limit of model calls per
+// invocation.
+const DefaultMaxLLMCalls = 500
+
+// RunConfig tunes one Runner.Run call.
+type RunConfig struct {
+	StreamingMode StreamingMode
+	// MaxLLMCalls limits model calls in the invocation: 0 means
+	// DefaultMaxLLMCalls, a negative value means no limit.
+	MaxLLMCalls int
+	// StateDelta is applied with the user's message.
+	StateDelta map[string]any
+	// CustomMetadata is merged into every event of the invocation.
+	CustomMetadata map[string]any
+	// Labels are added to every model request's config labels.
+	Labels map[string]string
+}
+
+// RunnerConfig configures NewRunner.
+type RunnerConfig struct {
+	AppName string
+	// Agent is the root of the agent tree.
+	Agent    Agent
+	Sessions session.Service
+	// Artifacts is optional; without it artifact calls fail.
+	Artifacts artifact.Service
+	// Plugins run, in order, before every agent's own callbacks.
+	Plugins []callbacks.Plugin
+	// AutoCreateSession creates a missing session instead of failing.
+	AutoCreateSession bool
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Runner runs an agent tree against a session service (google-adk Runner).
+// It is safe for concurrent use; its configuration never changes.
+type Runner struct {
+	cfg  RunnerConfig
+	tree *tree
+}
+
+// NewRunner validates the agent tree and returns a Runner.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	if cfg.AppName == "" {
+		return nil, errors.New("engine.NewRunner: AppName is required")
+	}
+	if cfg.Agent == nil {
+		return nil, errors.New("engine.NewRunner: Agent is required")
+	}
+	if cfg.Sessions == nil {
+		return nil, errors.New("engine.NewRunner: Sessions is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	t, err := newTree(cfg.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("engine.NewRunner: %w", err)
+	}
+	return &Runner{cfg: cfg, tree: t}, nil
+}
+
+// Run appends msg to the session as the user's turn, runs the agent that
+// should answer it, and yields every event. Non-partial events are stored
+// before they are yielded. An error ends the stream; events stored before
+// it stay in the session.
+func (r *Runner) Run(ctx context.Context, userID, sessionID string, msg *genai.Content, cfg RunConfig) iter.Seq2[*session.Event, error] {
+	return func(yield func(*session.Event, error) bool) {
+		ictx, err := r.newInvocation(ctx, userID, sessionID, msg, cfg)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for ev, err := range r.execWithPlugins(ictx) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// newInvocation loads the session, stores the user's message and picks
+// the agent to run (google-adk _setup_context_for_new_invocation).
+func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, msg *genai.Content, cfg RunConfig) (*InvocationContext, error) {
+	if msg == nil || len(msg.Parts) == 0 {
+		return nil, errors.New("run: a new message with at least one part is required")
+	}
+	for _, p := range msg.Parts {
+		if p != nil && p.FunctionCall != nil {
+			return nil, errors.New("run: a user message cannot contain function calls")
+		}
+	}
+	if msg.Role != "user" {
+		msg = &genai.Content{Role: "user", Parts: msg.Parts}
+	}
+	switch {
+	case cfg.MaxLLMCalls == 0:
+		cfg.MaxLLMCalls = DefaultMaxLLMCalls
+	case cfg.MaxLLMCalls < 0:
+		cfg.MaxLLMCalls = 0
+	}
+	sess, err := r.cfg.Sessions.Get(ctx, &session.GetRequest{AppName: r.cfg.AppName, UserID: userID, SessionID: sessionID})
+	if errors.Is(err, session.ErrNotFound) && r.cfg.AutoCreateSession {
+		sess, err = r.cfg.Sessions.Create(ctx, &session.CreateRequest{AppName: r.cfg.AppName, UserID: userID, SessionID: sessionID})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	inv := &invocation{
+		id: newInvocationID(), appName: r.cfg.AppName, session: sess,
+		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, plugins: r.cfg.Plugins,
+		config: cfg, tree: r.tree, log: r.cfg.Logger,
+	}
+	ictx := &InvocationContext{Context: ctx, inv: inv, agent: r.tree.root, ended: new(atomic.Bool)}
+
+	if m, err := inv.plugins.OnUserMessage(ictx, msg); err != nil {
+		return nil, err
+	} else if m != nil {
+		msg = m
+	}
+	inv.userContent = msg
+	user := session.NewEvent(inv.id, "user", "")
+	user.Content = msg
+	if len(cfg.StateDelta) > 0 {
+		user.Actions.StateDelta = maps.Clone(cfg.StateDelta)
+	}
+	applyCustomMetadata(user, cfg.CustomMetadata)
+	if call := findMatchingFunctionCall(sess.Events(), msg); call != nil {
+		user.Branch = call.Branch
+	}
+	if err := r.cfg.Sessions.AppendEvent(ctx, sess, user); err != nil {
+		return nil, fmt.Errorf("run: storing the user message: %w", err)
+	}
+	ictx.agent = findAgentToRun(sess.Events(), r.tree)
+	return ictx, nil
+}
+
+// execWithPlugins runs the agent between the before-run and after-run
+// plugin hooks, passing each event through on_event and storing it.
+func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Event, error] {
+	return func(yield func(*session.Event, error) bool) {
+		plugins := ictx.inv.plugins
+		early, err := plugins.BeforeRun(ictx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if early != nil {
+			ev := session.NewEvent(ictx.inv.id, "model", "")
+			ev.Content = early
+			out, err := r.processAndAppend(ictx, ev)
+			if err != nil || !yield(out, nil) {
+				if err != nil {
+					yield(nil, err)
+				}
+				return
+			}
+		} else {
+			for ev, err := range runAgent(ictx, ictx.agent) {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				out, err := r.processAndAppend(ictx, ev)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if !yield(out, nil) {
+					break
+				}
+			}
+		}
+		if err := plugins.AfterRun(ictx); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// processAndAppend applies run metadata and on_event, then stores the
+// event unless it is partial.
+func (r *Runner) processAndAppend(ictx *InvocationContext, ev *session.Event) (*session.Event, error) {
+	applyCustomMetadata(ev, ictx.inv.config.CustomMetadata)
+	repl, err := ictx.inv.plugins.OnEvent(ictx, ev)
+	if err != nil {
+		return nil, err
+	}
+	if repl != nil && repl != ev {
+		applyCustomMetadata(repl, ictx.inv.config.CustomMetadata)
+		repl.ID, repl.InvocationID, repl.Timestamp = ev.ID, ev.InvocationID, ev.Timestamp
+		if repl.Author == "" {
+			repl.Author = ev.Author
+		}
+		ev = repl
+	}
+	if !ev.Partial {
+		if err := r.cfg.Sessions.AppendEvent(ictx, ictx.inv.session, ev); err != nil {
+			return nil, fmt.Errorf("run: storing event of %q: %w", ev.Author, err)
+		}
+	}
+	return ev, nil
+}
+
+func applyCustomMetadata(ev *session.Event, md map[string]any) {
+	if len(md) == 0 {
+		return
+	}
+	merged := maps.Clone(md)
+	maps.Copy(merged, ev.CustomMetadata)
+	ev.CustomMetadata = merged
+}
+
+// findMatchingFunctionCall returns the event that made the call answered by
+// msg's first function response, searching events from the end.
+func findMatchingFunctionCall(events []*session.Event, msg *genai.Content) *session.Event {
+	var id string
+	for _, p := range msg.Parts {
+		if p != nil && p.FunctionResponse != nil {
+			id = p.FunctionResponse.ID
+			break
+		}
+	}
+	if id == "" {
+		return nil
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		for _, fc := range events[i].FunctionCalls() {
+			if fc.ID == id {
+				return events[i]
+			}
+		}
+	}
+	return nil
+}
+
+// findAgentToRun picks the agent that answers the latest user message
+// (google-adk 2.13 _agent_router.find_agent_to_run): the author of a call
+// the message answers; else, scanning back, the target of a transfer that
+// has not answered yet, the root, or the last agent that replied if it can
+// transfer back up the tree; else the root.
+func findAgentToRun(events []*session.Event, t *tree) Agent {
+	if n := len(events); n > 0 && events[n-1].Content != nil {
+		if call := findMatchingFunctionCall(events[:n-1], events[n-1].Content); call != nil {
+			if a := t.find(call.Author); a != nil {
+				return a
+			}
+		}
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := events[i]
+		if ev.Author == "user" || ev.Actions.AgentState != nil || ev.Actions.EndOfAgent {
+			continue
+		}
+		if ev.ErrorCode != "" && (ev.Content == nil || len(ev.Content.Parts) == 0) {
+			continue
+		}
+		if target := ev.Actions.TransferToAgent; target != "" {
+			if src, ok := t.find(ev.Author).(*LlmAgent); ok {
+				for _, cand := range src.transferTargetsIn(t) {
+					if cand.Info().Name == target && transferableAcrossTree(cand, t) {
+						return cand
+					}
+				}
+			}
+		}
+		if ev.Author == t.root.Info().Name {
+			return t.root
+		}
+		a := t.find(ev.Author)
+		if a == nil {
+			continue
+		}
+		if transferableAcrossTree(a, t) {
+			return a
+		}
+	}
+	return t.root
+}
+
+// transferableAcrossTree reports whether a and all its ancestors are
+// LlmAgents allowed to transfer to their parents.
+func transferableAcrossTree(a Agent, t *tree) bool {
+	for a != nil {
+		la, ok := a.(*LlmAgent)
+		if !ok || la.cfg.DisallowTransferToParent {
+			return false
+		}
+		a = t.parent[a]
+	}
+	return true
+}
