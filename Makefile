@@ -16,3 +16,8 @@ build:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# One user turn, adkhost vs adk-go (google.golang.org/adk/v2), in the
+# separate bench module; the last line is the ratio summary.
+bench-turn:
+	cd bench && $(GO) run ./cmd/turnratio

@@ -189,7 +189,9 @@ func (a *LlmAgent) postprocess(ctx *InvocationContext, call *llmCall, resp *mode
 	return func(yield func(*session.Event, error) bool) {
 		applyEmptyResponsePolicy(ctx, resp)
 		if a.cfg.Planner != nil {
-			planner.ApplyToResponse(newCallbackContext(ctx, &skeleton.Actions), a.cfg.Planner, resp)
+			if ev := planner.ApplyToResponse(newCallbackContext(ctx, &session.EventActions{}), a.cfg.Planner, resp); ev != nil && !yield(ev, nil) {
+				return
+			}
 		}
 		if resp.Content == nil && resp.ErrorCode == "" && !resp.Interrupted && resp.GroundingMetadata == nil {
 			return

@@ -5,7 +5,6 @@ package engine
 // then the agent's tools.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,7 +14,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/callbacks"
-	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/contents"
 	"github.com/adkhost/adkhost/engine/instruction"
 	"github.com/adkhost/adkhost/engine/model"
@@ -122,20 +120,7 @@ func resolveInstruction(ctx *InvocationContext, template string, provider func(c
 	if provider != nil {
 		return provider(ctx)
 	}
-	return instruction.Inject(ctx, template, instructionSource{ctx})
-}
-
-// instructionSource lets templates read state and artifacts.
-type instructionSource struct{ ctx *InvocationContext }
-
-func (s instructionSource) State(key string) (any, bool) { return s.ctx.Session().StateValue(key) }
-
-func (s instructionSource) Artifact(ctx context.Context, name string) (*genai.Part, error) {
-	inv := s.ctx.inv
-	if inv.artifacts == nil {
-		return nil, ErrNoArtifactService
-	}
-	return inv.artifacts.Load(ctx, artifact.Key{AppName: inv.appName, UserID: inv.session.UserID, SessionID: inv.session.ID, Name: name}, artifact.Latest)
+	return instruction.Inject(ctx, template, instruction.NewSource(ctx, ctx.inv.artifacts))
 }
 
 // Markers around a dynamic instruction sent as user content, so the model

@@ -77,11 +77,15 @@ const (
 //  7. "adk-" ids are cleared unless PreserveFunctionCallIDs is set.
 //
 // The result is never nil. Contents, parts, function calls and responses
-// (their args and response maps deeply), and the other small part structs
-// are copied; only byte payloads (inline data, file-response blobs,
-// thought signatures are copied) and strings are shared. Callers may change
-// the result freely except for the bytes of InlineData.Data and
-// FunctionResponse.Parts[].InlineData.Data.
+// (their args and response maps deeply), thought signatures and the other
+// small part structs are copied; strings and the bytes of inline data
+// (InlineData.Data, FunctionResponse.Parts[].InlineData.Data) are shared,
+// so callers may change the result freely except for those bytes.
+//
+// google-adk inputs that Event does not carry are treated as absent:
+// isolation_scope (no task-agent scoping and no synthesized task input),
+// node_info.path (no workflow-node filtering or single-turn node mode) and
+// live_session_id (no live-mode authorship rule).
 func Build(events []*session.Event, opt Options) []*genai.Content {
 	if opt.CurrentTurnOnly {
 		return currentTurnContents(events, opt)

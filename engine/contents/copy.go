@@ -83,6 +83,12 @@ func copyPart(p *genai.Part, strip bool) *genai.Part {
 		np.MediaResolution.NumTokens = clonePtr(p.MediaResolution.NumTokens)
 	}
 	np.AudioTranscription = clonePtr(p.AudioTranscription)
+	if t := p.AudioTranscription; t != nil && t.Words != nil {
+		np.AudioTranscription.Words = make([]*genai.WordInfo, len(t.Words))
+		for i, w := range t.Words {
+			np.AudioTranscription.Words[i] = clonePtr(w)
+		}
+	}
 	np.SpeechMetadata = clonePtr(p.SpeechMetadata)
 	if p.ToolCall != nil {
 		tc := *p.ToolCall

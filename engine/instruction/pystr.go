@@ -95,11 +95,11 @@ type visitKey struct {
 }
 
 var (
-	errorType       = reflect.TypeFor[error]()
-	stringerType    = reflect.TypeFor[fmt.Stringer]()
-	jsonNumberType  = reflect.TypeFor[json.Number]()
-	rawMessageType  = reflect.TypeFor[json.RawMessage]()
-	bigIntPtrType   = reflect.TypeFor[*big.Int]()
+	errorType      = reflect.TypeFor[error]()
+	stringerType   = reflect.TypeFor[fmt.Stringer]()
+	jsonNumberType = reflect.TypeFor[json.Number]()
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	bigIntPtrType  = reflect.TypeFor[*big.Int]()
 )
 
 func (f *pyFormatter) format(v reflect.Value, repr bool) {

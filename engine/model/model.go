@@ -5,6 +5,8 @@ package model
 import (
 	"context"
 	"iter"
+	"reflect"
+	"strings"
 
 	"google.golang.org/genai"
 )
@@ -27,24 +29,41 @@ type Request struct {
 	Config   *genai.GenerateContentConfig `json:"config,omitempty"`
 }
 
-// AppendInstructions appends texts to the system instruction, joining
-// everything with a blank line as google-adk does.
+// AppendInstructions appends texts to the system instruction as google-adk
+// does with its string system instruction: the texts are joined with a blank
+// line, and appended after a blank line unless the instruction is empty.
 func (r *Request) AppendInstructions(texts ...string) {
 	if len(texts) == 0 {
 		return
 	}
+	joined := strings.Join(texts, "\n\n")
 	cfg := r.EnsureConfig()
-	joined := joinNonEmpty(texts)
-	if cfg.SystemInstruction == nil {
-		cfg.SystemInstruction = &genai.Content{Role: "user", Parts: []*genai.Part{{Text: joined}}}
+	si := cfg.SystemInstruction
+	if si == nil || isBlank(si) {
+		// An empty instruction is as good as none, as in google-adk; an
+		// empty text part would be rejected on the wire.
+		if joined != "" {
+			cfg.SystemInstruction = &genai.Content{Role: "user", Parts: []*genai.Part{{Text: joined}}}
+		}
 		return
 	}
-	si := cfg.SystemInstruction
-	if n := len(si.Parts); n > 0 && si.Parts[n-1].Text != "" {
+	if n := len(si.Parts); n > 0 && si.Parts[n-1] != nil && si.Parts[n-1].Text != "" {
 		si.Parts[n-1] = &genai.Part{Text: si.Parts[n-1].Text + "\n\n" + joined}
 		return
 	}
-	si.Parts = append(si.Parts, &genai.Part{Text: joined})
+	if joined != "" {
+		si.Parts = append(si.Parts, &genai.Part{Text: joined})
+	}
+}
+
+// isBlank reports whether c has no part with any data.
+func isBlank(c *genai.Content) bool {
+	for _, p := range c.Parts {
+		if p != nil && !reflect.ValueOf(*p).IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 // SystemInstructionText returns the system instruction's text parts joined
@@ -70,7 +89,7 @@ func (r *Request) AppendFunctionDeclarations(decls ...*genai.FunctionDeclaration
 	}
 	cfg := r.EnsureConfig()
 	for _, t := range cfg.Tools {
-		if t != nil && t.FunctionDeclarations != nil {
+		if t != nil && len(t.FunctionDeclarations) > 0 {
 			t.FunctionDeclarations = append(t.FunctionDeclarations, decls...)
 			return
 		}

@@ -171,18 +171,25 @@ func MergeState(sessionState, appState, userState map[string]any) map[string]any
 
 // DeepCopy copies JSON-like values (maps, slices and arrays of any element
 // type, nested to any depth) so stored state is never aliased by a caller.
-// Other values, pointers and structs included, are returned as they are.
+// Nil maps and slices stay nil (JSON null, not {} or []). Other values,
+// pointers and structs included, are returned as they are.
 func DeepCopy(v any) any {
 	switch t := v.(type) {
 	case nil, string, bool, float64, int, int64:
 		return v
 	case map[string]any:
+		if t == nil {
+			return t
+		}
 		m := make(map[string]any, len(t))
 		for k, x := range t {
 			m[k] = DeepCopy(x)
 		}
 		return m
 	case []any:
+		if t == nil {
+			return t
+		}
 		s := make([]any, len(t))
 		for i, x := range t {
 			s[i] = DeepCopy(x)

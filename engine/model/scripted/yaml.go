@@ -1,10 +1,5 @@
 package scripted
 
-// YAML is read with github.com/goccy/go-yaml: it is actively maintained
-// (gopkg.in/yaml.v3 is archived), pure Go, reports errors with line and
-// column, and can reject unknown keys, which catches typos in scripts. The
-// conformance runner uses the same library.
-
 import (
 	"bytes"
 	"encoding/json"
@@ -32,6 +27,11 @@ const DefaultName = "scripted"
 //	  - {error_code: SAFETY, error_message: blocked}
 //
 // A document that is just the list of responses is accepted too.
+//
+// Scripts are read with github.com/goccy/go-yaml: it is actively maintained
+// (gopkg.in/yaml.v3 is archived), pure Go, reports errors with line and
+// column, and can reject unknown keys, which catches typos in scripts. The
+// conformance runner uses the same library.
 type Script struct {
 	Name      string         `yaml:"name,omitempty"`
 	Responses []ResponseSpec `yaml:"responses"`

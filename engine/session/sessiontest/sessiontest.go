@@ -408,10 +408,18 @@ func testGetNumRecentAndAfter(t *testing.T, svc session.Service) {
 }
 
 func testGetReturnsCopies(t *testing.T, svc session.Service) {
+	tags := []string{"a", "b"}
+	counts := map[string]int{"a": 1}
 	create(t, svc, app, u1, "s1", map[string]any{
 		"nested": map[string]any{"list": []any{1}}, "app:cfg": map[string]any{"k": "v"}, "user:prefs": []any{"a"}, "k": "v",
+		"tags": tags, "counts": counts,
 	})
-	want := map[string]any{"nested": map[string]any{"list": []any{1}}, "app:cfg": map[string]any{"k": "v"}, "user:prefs": []any{"a"}, "k": "v"}
+	// Typed slices and maps given to Create are copied too.
+	tags[0] = "changed"
+	counts["a"] = 2
+	want := map[string]any{"nested": map[string]any{"list": []any{1}}, "app:cfg": map[string]any{"k": "v"}, "user:prefs": []any{"a"}, "k": "v",
+		"tags": []any{"a", "b"}, "counts": map[string]any{"a": 1}}
+	wantState(t, "Get after mutating Create's input", get(t, svc, app, u1, "s1"), want)
 
 	s := get(t, svc, app, u1, "s1")
 	// Writing the copy's state, at the top level or inside a value, does not
@@ -432,6 +440,16 @@ func testGetReturnsCopies(t *testing.T, svc session.Service) {
 	if v, ok := s.StateValue("user:prefs"); ok {
 		if l, ok := v.([]any); ok && len(l) > 0 {
 			l[0] = "changed"
+		}
+	}
+	if v, ok := s.StateValue("tags"); ok {
+		if l, ok := v.([]string); ok {
+			l[1] = "changed"
+		}
+	}
+	if v, ok := s.StateValue("counts"); ok {
+		if m, ok := v.(map[string]int); ok {
+			m["a"] = 3
 		}
 	}
 	m := s.State()
@@ -698,6 +716,11 @@ func testAppendNullValue(t *testing.T, svc session.Service) {
 		}
 	}
 	wantState(t, "Get", g, map[string]any{"k": nil, "app:a": nil, "user:u": nil, "n": nil})
+
+	// A nil map or slice is null too, not {} or [].
+	appendOK(t, svc, s, newEvent("e2", ms(base(), 1), map[string]any{"m": map[string]any(nil), "l": []any(nil), "app:m": map[string]any(nil)}))
+	wantState(t, "Get after nil containers", get(t, svc, app, u1, "s1"),
+		map[string]any{"k": nil, "app:a": nil, "user:u": nil, "n": nil, "m": nil, "l": nil, "app:m": nil})
 }
 
 func testAppendPartial(t *testing.T, svc session.Service) {
