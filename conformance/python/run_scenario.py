@@ -14,11 +14,15 @@ from __future__ import annotations
 import os
 
 # Pin the environment before google-adk is imported: the Gemini API variant
-# (not Vertex AI) decides how function declarations are built.
-for _var in ('GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_CLOUD_PROJECT',
-             'GOOGLE_CLOUD_LOCATION'):
-  os.environ.pop(_var, None)
-os.environ.setdefault('ADK_DISABLE_TELEMETRY', '1')
+# (not Vertex AI) decides how function declarations are built, and
+# ADK_ENABLE_*/ADK_DISABLE_* variables flip feature flags (e.g.
+# JSON_SCHEMA_FOR_FUNC_DECL, PROGRESSIVE_SSE_STREAMING) that shape the trace.
+# Goldens are generated with every feature at its 2.13.0 default.
+for _var in list(os.environ):
+  if (_var in ('GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_CLOUD_PROJECT',
+               'GOOGLE_CLOUD_LOCATION')
+      or _var.startswith(('ADK_ENABLE_', 'ADK_DISABLE_'))):
+    del os.environ[_var]
 
 import argparse
 import asyncio
@@ -248,11 +252,14 @@ def dump_tools(tools: Any) -> Any:
 
 def dump_request(req: Any) -> dict[str, Any]:
   config = req.config
-  cfg = dump_model(config) or {}
-  cfg.pop('system_instruction', None)
-  cfg.pop('tools', None)
-  if getattr(config, 'response_schema', None) is not None:
-    cfg['response_schema'] = dump_model(config.response_schema)
+  cfg = config.model_dump(
+      mode='json', exclude_none=True,
+      exclude={'system_instruction', 'tools', 'response_schema',
+               'response_json_schema'})
+  for key in ('response_schema', 'response_json_schema'):
+    value = getattr(config, key, None)
+    if value is not None:
+      cfg[key] = dump_model(value)
   out: dict[str, Any] = {
       'model': req.model,
       'contents': [dump_content(c) for c in req.contents],
@@ -306,6 +313,7 @@ class Script:
   def __init__(self, responses: list[Any], output_schema_and_tools: bool):
     self.responses = list(responses or [])
     self.used = [False] * len(self.responses)
+    self.exhausted = False
     self.requests: list[dict[str, Any]] = []
     self.output_schema_and_tools = output_schema_and_tools
     self.turn = 0
@@ -360,6 +368,7 @@ class ScriptedLlm(BaseLlm):
     agent = (llm_request.config.labels or {}).get('adk_agent_name')
     pick = script.pick(agent)
     if pick is None:
+      script.exhausted = True
       raise RuntimeError(
           f'scripted model: no response left for request #{index + 1}'
           f' (agent {agent})')
@@ -385,7 +394,7 @@ class ScriptedLlm(BaseLlm):
 
 _BEHAVIOUR_KEYS = {
     'when', 'set_state', 'set_args', 'append_instruction', 'raise',
-    'error_type', 'return', 'log',
+    'error_type', 'return',
 }
 _WHEN_KEYS = {'agent', 'tool', 'nth', 'author', 'error_contains'}
 
@@ -893,6 +902,7 @@ class Builder:
 _SCENARIO_KEYS = {
     'name', 'description', 'initial_state', 'run_config', 'sessions',
     'agent', 'plugins', 'model_responses', 'turns', 'model_capabilities',
+    'resumable',
 }
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
               'run_config'}
@@ -972,7 +982,11 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
     plugins.append(ScenarioPlugin(pspec['name'], hooks))
 
   from google.adk.runners import Runner  # pylint: disable=g-import-not-at-top
-  app = App(name=APP_NAME, root_agent=root, plugins=plugins)
+  app_kwargs: dict[str, Any] = {}
+  if scn.get('resumable'):
+    from google.adk.apps.app import ResumabilityConfig  # pylint: disable=g-import-not-at-top
+    app_kwargs['resumability_config'] = ResumabilityConfig(is_resumable=True)
+  app = App(name=APP_NAME, root_agent=root, plugins=plugins, **app_kwargs)
   session_service = InMemorySessionService()
   runner = Runner(app=app, session_service=session_service)
 
@@ -1043,6 +1057,10 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
         'events': [dump_event(e) for e in sess.events],
     })
   await runner.close()
+  if script.exhausted:
+    raise ScenarioError(
+        'the scripted model ran out of responses (see llm_requests); add'
+        ' model_responses to the scenario')
 
   event_ids = set()
   for evs in yielded.values():
@@ -1096,9 +1114,55 @@ def normalize(trace: dict[str, Any], event_ids: set[str]) -> str:
   return _ID_RE.sub(repl, text) + '\n'
 
 
+class _CoreSchemaLoader(yaml.SafeLoader):
+  """SafeLoader restricted to YAML 1.2 core-schema plain-scalar resolution.
+
+  PyYAML implements YAML 1.1 (yes/no/on/off are booleans, 010 is octal,
+  2024-01-01 is a date, 1e3 is a string). Go's gopkg.in/yaml.v3 follows YAML
+  1.2. To make both runners read scenarios identically, plain scalars resolve
+  only to: null (~, null, Null, NULL, empty), bool (true/True/TRUE/false/
+  False/FALSE), decimal int, float (core-schema syntax, .inf, .nan), else str.
+  """
+
+
+_CoreSchemaLoader.yaml_implicit_resolvers = {}
+_CoreSchemaLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:null', re.compile(r'^(?:~|null|Null|NULL|)$'),
+    ['~', 'n', 'N', ''])
+_CoreSchemaLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:bool',
+    re.compile(r'^(?:true|True|TRUE|false|False|FALSE)$'), list('tTfF'))
+_CoreSchemaLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:int', re.compile(r'^[-+]?[0-9]+$'),
+    list('-+0123456789'))
+_CoreSchemaLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:float',
+    re.compile(r'^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?'
+               r'|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$'),
+    list('-+0123456789.'))
+
+
+def _construct_core_int(loader, node):
+  return int(loader.construct_scalar(node), 10)
+
+
+def _construct_core_float(loader, node):
+  value = loader.construct_scalar(node).lower()
+  if value.endswith('.inf'):
+    return float('-inf') if value.startswith('-') else float('inf')
+  if value == '.nan':
+    return float('nan')
+  return float(value)
+
+
+_CoreSchemaLoader.add_constructor('tag:yaml.org,2002:int', _construct_core_int)
+_CoreSchemaLoader.add_constructor('tag:yaml.org,2002:float',
+                                  _construct_core_float)
+
+
 def load_scenario(path: str) -> dict[str, Any]:
   with open(path, encoding='utf-8') as f:
-    return yaml.safe_load(f)
+    return yaml.load(f, Loader=_CoreSchemaLoader)  # nosec: safe loader
 
 
 def run_scenario_file(path: str) -> str:
@@ -1114,7 +1178,9 @@ def main(argv: Optional[list[str]] = None) -> int:
   parser.add_argument('--out', help='directory for <name>.json traces')
   args = parser.parse_args(argv)
 
-  logging.basicConfig(level=logging.ERROR)
+  logging.basicConfig(
+      level=logging.DEBUG if os.environ.get('CONFORMANCE_DEBUG')
+      else logging.CRITICAL)
   warnings.simplefilter('ignore')
 
   if args.dir:
@@ -1129,8 +1195,8 @@ def main(argv: Optional[list[str]] = None) -> int:
       try:
         scn = load_scenario(path)
         text = asyncio.run(run_scenario_async(scn))
-      except ScenarioError as e:
-        print(f'FAIL {fname}: {e}', file=sys.stderr)
+      except (ScenarioError, yaml.YAMLError) as e:
+        print(f'FAIL {fname}: {type(e).__name__}: {e}', file=sys.stderr)
         failures += 1
         continue
       out_path = os.path.join(args.out, f'{scn["name"]}.json')
@@ -1141,7 +1207,11 @@ def main(argv: Optional[list[str]] = None) -> int:
 
   if not args.scenario:
     parser.error('give a scenario file or --dir/--out')
-  text = run_scenario_file(args.scenario)
+  try:
+    text = run_scenario_file(args.scenario)
+  except (ScenarioError, yaml.YAMLError) as e:
+    print(f'FAIL {args.scenario}: {type(e).__name__}: {e}', file=sys.stderr)
+    return 1
   if args.output:
     with open(args.output, 'w', encoding='utf-8') as f:
       f.write(text)
