@@ -155,3 +155,17 @@ func pluginMapChain(ps Plugins, hook string, call func(Plugin) (map[string]any, 
 	}
 	return nil, nil
 }
+
+// OnAgentError tells every plugin that an agent failed.
+func (ps Plugins) OnAgentError(ctx CallbackContext, err error) {
+	for _, p := range ps {
+		p.OnAgentError(ctx, err)
+	}
+}
+
+// OnRunError tells every plugin that the run failed.
+func (ps Plugins) OnRunError(ctx ReadonlyContext, err error) {
+	for _, p := range ps {
+		p.OnRunError(ctx, err)
+	}
+}

@@ -10,7 +10,8 @@ import (
 )
 
 // Plugin hooks into every agent, model and tool of a runner, and into the
-// run itself (google-adk's BasePlugin). Embed NoopPlugin to implement only
+// run itself (google-adk 2.13's BasePlugin: twelve hooks that may change the
+// run and two that are only told of failures). Embed NoopPlugin to implement only
 // the hooks you need. A hook returning a non-nil value ends the chain.
 type Plugin interface {
 	Name() string
@@ -29,6 +30,11 @@ type Plugin interface {
 	BeforeTool(ctx ToolContext, tool Tool, args map[string]any) (map[string]any, error)
 	AfterTool(ctx ToolContext, tool Tool, args, result map[string]any) (map[string]any, error)
 	OnToolError(ctx ToolContext, tool Tool, args map[string]any, err error) (map[string]any, error)
+	// OnAgentError is told that an agent's run failed; the error propagates
+	// whatever the hook does.
+	OnAgentError(ctx CallbackContext, err error)
+	// OnRunError is told that the run failed; the error propagates.
+	OnRunError(ctx ReadonlyContext, err error)
 }
 
 // NoopPlugin implements every hook by doing nothing. Embed it.
@@ -62,6 +68,8 @@ func (NoopPlugin) AfterTool(ToolContext, Tool, map[string]any, map[string]any) (
 func (NoopPlugin) OnToolError(ToolContext, Tool, map[string]any, error) (map[string]any, error) {
 	return nil, nil
 }
+func (NoopPlugin) OnAgentError(CallbackContext, error) {}
+func (NoopPlugin) OnRunError(ReadonlyContext, error)   {}
 
 // PluginError is a plugin hook's failure, named as google-adk names it.
 type PluginError struct {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 
@@ -40,21 +41,40 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 	return func(yield func(*session.Event, error) bool) {
 		ctx := parent.forAgent(a)
 		info := a.Info()
+		// fail tells plugins, then passes the error on, marked with the
+		// agent that failed first.
+		fail := func(err error) {
+			ctx.inv.plugins.OnAgentError(newCallbackContext(ctx, &session.EventActions{}), err)
+			var marked *agentRunError
+			if !errors.As(err, &marked) {
+				err = &agentRunError{agent: info.Name, branch: ctx.branch, err: err}
+			}
+			yield(nil, err)
+		}
 		ev, err := agentCallbackEvent(ctx, true, func(cc callbacks.CallbackContext) (*genai.Content, error) {
 			return callbacks.BeforeAgentChain(cc, ctx.inv.plugins, info.BeforeAgent)
 		})
 		if err != nil {
-			yield(nil, fmt.Errorf("agent %q: before_agent callback: %w", info.Name, err))
+			fail(fmt.Errorf("agent %q: before_agent callback: %w", info.Name, err))
 			return
 		}
-		if ev != nil && !yield(ev, nil) {
-			return
+		if ev != nil {
+			if la, ok := a.(*LlmAgent); ok && ev.Content != nil {
+				la.maybeSaveOutput(ev)
+			}
+			if !yield(ev, nil) {
+				return
+			}
 		}
 		if ctx.Ended() {
 			return
 		}
 		for ev, err := range a.Run(ctx) {
-			if !yield(ev, err) || err != nil {
+			if err != nil {
+				fail(err)
+				return
+			}
+			if !yield(ev, nil) {
 				return
 			}
 		}
@@ -65,7 +85,7 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 			return callbacks.AfterAgentChain(cc, ctx.inv.plugins, info.AfterAgent)
 		})
 		if err != nil {
-			yield(nil, fmt.Errorf("agent %q: after_agent callback: %w", info.Name, err))
+			fail(fmt.Errorf("agent %q: after_agent callback: %w", info.Name, err))
 			return
 		}
 		if ev != nil {

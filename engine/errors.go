@@ -17,20 +17,62 @@ func (e *LLMCallsLimitExceededError) Error() string {
 	return fmt.Sprintf("Max number of llm calls limit of `%d` exceeded", e.Limit)
 }
 
-// AgentNotFoundError reports a transfer to, or a resumption of, an agent
-// that is not in the tree.
-type AgentNotFoundError struct{ Name string }
+// ErrorCode makes the error's event carry google-adk's exception name.
+func (e *LLMCallsLimitExceededError) ErrorCode() string { return "LlmCallsLimitExceededError" }
 
-func (e *AgentNotFoundError) Error() string {
-	return fmt.Sprintf("Agent %s not found in the agent tree.", e.Name)
+// ErrorCoder is implemented by errors that name the error_code of the error
+// event the runner stores when an agent fails (google-adk uses the
+// exception's class name there).
+type ErrorCoder interface {
+	error
+	ErrorCode() string
 }
 
-// TransferNotAllowedError reports a transfer to an agent that exists but is
-// not among the caller's transfer targets.
-type TransferNotAllowedError struct{ From, To string }
+// TransferError reports a transfer_to_agent that cannot be carried out:
+// to the agent itself, to a target its flags forbid, to an unknown agent or
+// to an unrelated one. Code is google-adk's exception name.
+type TransferError struct {
+	Code    string
+	Message string
+}
 
-func (e *TransferNotAllowedError) Error() string {
-	return fmt.Sprintf("Agent %s is not allowed to transfer to agent %s.", e.From, e.To)
+func (e *TransferError) Error() string     { return e.Message }
+func (e *TransferError) ErrorCode() string { return e.Code }
+
+// agentRunError marks the agent whose run failed first, so the runner can
+// author the error event; it is transparent otherwise.
+type agentRunError struct {
+	agent, branch string
+	err           error
+}
+
+func (e *agentRunError) Error() string { return e.err.Error() }
+func (e *agentRunError) Unwrap() error { return e.err }
+
+// pythonTyped is how engine/instruction names its errors' Python types.
+type pythonTyped interface{ PythonType() string }
+
+// errorEventFields returns the error_code and error_message of the event
+// recording err: the first error in the chain that names a code, else the
+// cause of a model or tool failure under the generic code "Error".
+func errorEventFields(err error) (code, message string) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch t := e.(type) {
+		case ErrorCoder:
+			return t.ErrorCode(), t.Error()
+		case pythonTyped:
+			return t.PythonType(), e.Error()
+		}
+	}
+	var me *ModelError
+	if errors.As(err, &me) {
+		return "Error", me.Err.Error()
+	}
+	var te *ToolError
+	if errors.As(err, &te) {
+		return "Error", te.Err.Error()
+	}
+	return "Error", err.Error()
 }
 
 // ModelError wraps a model failure that no on_model_error callback handled.

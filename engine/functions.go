@@ -60,20 +60,38 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 	}
 }
 
-// transferTarget resolves a transfer_to_agent name (get_agent_to_run).
+// transferTarget resolves a transfer_to_agent name the way google-adk
+// 2.13's node runtime routes it: a sub-agent, the parent or a peer (unless
+// the agent's flags forbid it), never the agent itself.
 func (a *LlmAgent) transferTarget(ctx *InvocationContext, name string) (Agent, error) {
-	if ctx.FindAgent(name) == nil {
-		return nil, &AgentNotFoundError{Name: name}
-	}
 	if name == a.Name {
-		return a, nil
+		return nil, &TransferError{Code: "WorkflowDataError", Message: fmt.Sprintf("Agent '%s' cannot transfer to itself.", name)}
 	}
-	for _, t := range a.transferTargets(ctx) {
-		if t.Info().Name == name {
-			return t, nil
+	for _, sub := range a.SubAgents {
+		if sub.Info().Name == name {
+			return sub, nil
 		}
 	}
-	return nil, &TransferNotAllowedError{From: a.Name, To: name}
+	if parent := ctx.Parent(a); parent != nil {
+		if parent.Info().Name == name {
+			if a.cfg.DisallowTransferToParent {
+				return nil, &TransferError{Code: "WorkflowDataError", Message: fmt.Sprintf("Cannot transfer from '%s' to parent agent '%s': disallow_transfer_to_parent is set.", a.Name, name)}
+			}
+			return parent, nil
+		}
+		for _, peer := range parent.Info().SubAgents {
+			if peer.Info().Name == name {
+				if a.cfg.DisallowTransferToPeers {
+					return nil, &TransferError{Code: "WorkflowDataError", Message: fmt.Sprintf("Cannot transfer from '%s' to peer agent '%s': disallow_transfer_to_peers is set.", a.Name, name)}
+				}
+				return peer, nil
+			}
+		}
+	}
+	if ctx.FindAgent(name) == nil {
+		return nil, &TransferError{Code: "ValueError", Message: fmt.Sprintf("Transfer target agent '%s' not found.", name)}
+	}
+	return nil, &TransferError{Code: "ValueError", Message: fmt.Sprintf("Cannot transfer from '%s' to unrelated agent '%s'.", a.Name, name)}
 }
 
 // runFunctionCalls runs calls concurrently and merges their response

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"iter"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -100,18 +101,51 @@ func NewLlmAgent(cfg LlmAgentConfig) (*LlmAgent, error) {
 // Config returns the agent's configuration.
 func (a *LlmAgent) Config() *LlmAgentConfig { return &a.cfg }
 
-// Run implements Agent: the flow, saving the final answer under OutputKey.
+// Run implements Agent: the flow, recording the agent's answer under
+// OutputKey. Without an output schema the key holds the text of all the
+// agent's non-partial events of this run, accumulated (google-adk 2.13).
 func (a *LlmAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
+		acc := ""
 		for ev, err := range a.runFlow(ctx) {
 			if err == nil {
 				a.maybeSaveOutput(ev)
+				acc = a.accumulateOutput(ev, acc)
 			}
 			if !yield(ev, err) || err != nil {
 				return
 			}
 		}
 	}
+}
+
+// accumulateOutput appends the event's text to acc and records the running
+// value under OutputKey (google-adk __maybe_accumulate_streaming_output).
+func (a *LlmAgent) accumulateOutput(ev *session.Event, acc string) string {
+	if a.cfg.OutputKey == "" || a.cfg.OutputSchema != nil || ev.Author != a.Name || ev.Partial || ev.Content == nil {
+		return acc
+	}
+	text := visibleText(ev.Content)
+	if text == "" {
+		return acc
+	}
+	acc += text
+	if ev.Actions.StateDelta == nil {
+		ev.Actions.StateDelta = map[string]any{}
+	}
+	ev.Actions.StateDelta[a.cfg.OutputKey] = acc
+	return acc
+}
+
+// visibleText joins the non-thought text parts of c.
+func visibleText(c *genai.Content) string {
+	text := ""
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" && !p.Thought {
+			text += p.Text
+		}
+	}
+	return text
 }
 
 // canonicalModel returns the agent's model or its nearest LlmAgent
@@ -159,17 +193,15 @@ func (a *LlmAgent) maybeSaveOutput(ev *session.Event) {
 	if a.cfg.OutputKey == "" || ev.Author != a.Name || !ev.IsFinalResponse() || ev.Content == nil || ev.Partial {
 		return
 	}
-	text := ""
-	for _, p := range ev.Content.Parts {
-		if p != nil && p.Text != "" && !p.Thought {
-			text += p.Text
-		}
-	}
+	text := visibleText(ev.Content)
 	if text == "" {
 		return
 	}
 	var value any = text
 	if a.cfg.OutputSchema != nil {
+		if strings.TrimSpace(text) == "" {
+			return
+		}
 		parsed, err := parseJSONOutput(text)
 		if err != nil {
 			return

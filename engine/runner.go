@@ -135,8 +135,13 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	// A function response continues the invocation that made the call.
+	id := newInvocationID()
+	if call := findMatchingFunctionCall(sess.Events(), msg); call != nil && call.InvocationID != "" {
+		id = call.InvocationID
+	}
 	inv := &invocation{
-		id: newInvocationID(), appName: r.cfg.AppName, session: sess,
+		id: id, appName: r.cfg.AppName, session: sess,
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, plugins: r.cfg.Plugins,
 		config: cfg, tree: r.tree, log: r.cfg.Logger,
 	}
@@ -187,7 +192,7 @@ func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Eve
 		} else {
 			for ev, err := range runAgent(ictx, ictx.agent) {
 				if err != nil {
-					yield(nil, err)
+					r.fail(ictx, err, yield)
 					return
 				}
 				out, err := r.processAndAppend(ictx, ev)
@@ -204,6 +209,28 @@ func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Eve
 			yield(nil, err)
 		}
 	}
+}
+
+// fail ends a run that an agent failed. With an LlmAgent at the root
+// (google-adk 2.13's node runtime) the failure is first recorded as an
+// error event authored by the failing agent; a workflow agent at the root
+// only raises, as google-adk's legacy path does.
+func (r *Runner) fail(ictx *InvocationContext, err error, yield func(*session.Event, error) bool) {
+	var failed *agentRunError
+	_, nodeRuntime := r.tree.root.(*LlmAgent)
+	if nodeRuntime && errors.As(err, &failed) && ictx.Err() == nil {
+		ev := session.NewEvent(ictx.inv.id, failed.agent, failed.branch)
+		ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
+		out, aerr := r.processAndAppend(ictx, ev)
+		if aerr != nil {
+			r.cfg.Logger.Error("storing the error event failed", "invocation", ictx.inv.id, "err", aerr)
+		} else if !yield(out, nil) {
+			ictx.inv.plugins.OnRunError(ictx, err)
+			return
+		}
+	}
+	ictx.inv.plugins.OnRunError(ictx, err)
+	yield(nil, err)
 }
 
 // processAndAppend applies run metadata and on_event, then stores the
