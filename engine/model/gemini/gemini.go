@@ -99,6 +99,15 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 // Name returns the configured model name.
 func (m *Model) Name() string { return m.name }
 
+// SupportsOutputSchemaWithTools reports whether one request may carry both
+// an output schema and tools: only Gemini models on Vertex AI accept that
+// (google-adk's gemini_output_schema_and_tools). Otherwise the engine offers
+// the set_model_response tool instead.
+func (m *Model) SupportsOutputSchemaWithTools() bool {
+	name := m.name[strings.LastIndex(m.name, "/")+1:]
+	return m.vertex && strings.HasPrefix(name, "gemini")
+}
+
 // GenerateContent sends req to Gemini. Without stream it yields one response
 // made by model.FromGenerateContentResponse. With stream it yields one
 // partial response per chunk and then the aggregated final response (see

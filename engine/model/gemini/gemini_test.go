@@ -668,3 +668,28 @@ func TestAPIVersionFromBaseURL(t *testing.T) {
 		t.Errorf("request %s with X-Test %q, want v1alpha path and header", got.Path, got.Header.Get("X-Test"))
 	}
 }
+
+func TestSupportsOutputSchemaWithTools(t *testing.T) {
+	vertex := func(c *Config) { c.Backend, c.APIKey, c.Project, c.Location = genai.BackendVertexAI, "", "p", "l" }
+	for _, tc := range []struct {
+		name, model string
+		vertex      bool
+		expect      bool
+	}{
+		{"gemini api", "gemini-2.5-flash", false, false},
+		{"vertex gemini", "gemini-2.5-flash", true, true},
+		{"vertex resource name", "projects/p/locations/l/publishers/google/models/gemini-2.5-pro", true, true},
+		{"vertex other model", "claude-3", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mutate := []func(*Config){func(c *Config) { c.Model = tc.model }}
+			if tc.vertex {
+				mutate = append(mutate, vertex)
+			}
+			m := newModel(t, newFake(t, jsonAnswer(200, "{}")), mutate...)
+			if got := m.SupportsOutputSchemaWithTools(); got != tc.expect {
+				t.Fatalf("SupportsOutputSchemaWithTools() = %v, want %v", got, tc.expect)
+			}
+		})
+	}
+}
