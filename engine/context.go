@@ -42,18 +42,24 @@ type InvocationContext struct {
 // newInvocationID returns google-adk's "e-<uuid>" invocation id.
 func newInvocationID() string { return "e-" + uuid.NewString() }
 
+// forAgent returns the copy an agent runs with (google-adk copies the
+// context for every agent run).
 func (c *InvocationContext) forAgent(a Agent) *InvocationContext {
-	child := *c
+	child := c.fork()
 	child.agent = a
-	child.ended = new(atomic.Bool)
-	child.ended.Store(c.ended.Load())
-	return &child
+	return child
 }
 
 // withBranch returns a copy on another branch (ParallelAgent children).
 func (c *InvocationContext) withBranch(branch string) *InvocationContext {
-	child := *c
+	child := c.fork()
 	child.branch = branch
+	return child
+}
+
+// fork copies c with its own end-of-invocation flag, starting from c's.
+func (c *InvocationContext) fork() *InvocationContext {
+	child := *c
 	child.ended = new(atomic.Bool)
 	child.ended.Store(c.ended.Load())
 	return &child

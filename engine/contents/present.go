@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkhost/adkhost/engine/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -64,20 +65,20 @@ func presentOtherAgentMessage(e *session.Event, includeThoughts bool) *session.E
 		}
 		switch {
 		case p.Thought:
-			if includeThoughts && hasNonSpace(p.Text) {
+			if includeThoughts && pyfmt.Strip(p.Text) != "" {
 				out = append(out, &genai.Part{Text: "[" + author + "] thought:\n" + quoteUntrusted(p.Text)})
 			}
-		case hasNonSpace(p.Text):
+		case pyfmt.Strip(p.Text) != "":
 			out = append(out, &genai.Part{Text: "[" + author + "] said:\n" + quoteUntrusted(p.Text)})
 		case p.FunctionCall != nil:
-			// google-adk sorts the top-level args; pyRepr sorts every level.
+			// google-adk sorts the top-level args; pyfmt.Str sorts every level.
 			var args any
 			if p.FunctionCall.Args != nil {
 				args = p.FunctionCall.Args
 			}
 			out = append(out, &genai.Part{Text: "[" + author + "] called tool `" +
 				elideQuoteMarkers(pyName(p.FunctionCall.Name)) + "` with parameters:\n" +
-				quoteUntrusted(pyRepr(args))})
+				quoteUntrusted(pyfmt.Str(args))})
 		case p.FunctionResponse != nil:
 			var resp any
 			if p.FunctionResponse.Response != nil {
@@ -85,7 +86,7 @@ func presentOtherAgentMessage(e *session.Event, includeThoughts bool) *session.E
 			}
 			out = append(out, &genai.Part{Text: "[" + author + "] `" +
 				elideQuoteMarkers(pyName(p.FunctionResponse.Name)) + "` tool returned result:\n" +
-				quoteUntrusted(pyRepr(resp))})
+				quoteUntrusted(pyfmt.Str(resp))})
 		case p.InlineData != nil || p.FileData != nil || p.ExecutableCode != nil || p.CodeExecutionResult != nil:
 			out = append(out, p)
 		}

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine/internal/pyfmt"
 )
 
 // MIME types Gemini accepts as inline data, and the exceptions it rejects.
@@ -31,7 +33,7 @@ func normalizeMIME(mime string) string {
 		return ""
 	}
 	base, _, _ := strings.Cut(mime, ";")
-	return strings.ToLower(pyStrip(base))
+	return strings.ToLower(pyfmt.Strip(base))
 }
 
 func inlineMIMESupported(mime string) bool {
@@ -77,7 +79,7 @@ func safePart(part *genai.Part, name string) (*genai.Part, bool) {
 	mime := normalizeMIME(inline.MIMEType)
 	if inline.MIMEType != "" && inlineMIMESupported(mime) {
 		base, params, hasSep := strings.Cut(inline.MIMEType, ";")
-		canonical := strings.ToLower(pyStrip(base))
+		canonical := strings.ToLower(pyfmt.Strip(base))
 		if hasSep {
 			canonical += ";" + params
 		}
@@ -185,7 +187,7 @@ func pyPartStr(p *genai.Part) string {
 		field("inline_data", "None")
 	}
 	if p.Text != "" {
-		field("text", PyStringRepr(p.Text))
+		field("text", pyfmt.StringRepr(p.Text))
 	} else {
 		field("text", "None")
 	}
@@ -195,9 +197,7 @@ func pyPartStr(p *genai.Part) string {
 		field("thought", "None")
 	}
 	if p.ThoughtSignature != nil {
-		var sb strings.Builder
-		writeBytesRepr(&sb, p.ThoughtSignature)
-		field("thought_signature", sb.String())
+		field("thought_signature", pyfmt.BytesRepr(p.ThoughtSignature))
 	} else {
 		field("thought_signature", "None")
 	}
@@ -235,20 +235,17 @@ func prettyStr(s string) string {
 	if strings.Contains(s, "\n") {
 		return `"""` + strings.ReplaceAll(s, `"""`, `\"\"\"`) + `"""`
 	}
-	return PyStringRepr(s)
+	return pyfmt.StringRepr(s)
 }
 
 // prettyBytes is google-genai's pretty repr of bytes: repr, cut to 97 bytes
 // plus "..." when longer than 100.
 func prettyBytes(p []byte) string {
-	var b strings.Builder
 	if len(p) > 100 {
-		writeBytesRepr(&b, p[:97])
-		s := b.String()
+		s := pyfmt.BytesRepr(p[:97])
 		return s[:len(s)-1] + "...'"
 	}
-	writeBytesRepr(&b, p)
-	return b.String()
+	return pyfmt.BytesRepr(p)
 }
 
 var docxNamespaceRe = regexp.MustCompile(`xmlns:([\p{L}\p{N}_]+)="http://schemas.openxmlformats.org/wordprocessingml/2006/main"`)

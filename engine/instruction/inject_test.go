@@ -2,6 +2,7 @@ package instruction
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -38,10 +39,16 @@ func byteRange(n int) []byte {
 
 // The Go counterparts of the Python values the expectations were produced
 // with (google-adk 2.13 inject_session_state on the same templates).
+//
+// "g" and the 2.0 in "lst" were Python floats (5.0, 2.0). A float64 holding
+// a whole number formats as an int (Go's JSON decoders turn JSON integers
+// into float64, see package pyfmt), so those Python floats are written as
+// json.Number, which keeps the distinction; "jn" is what encoding/json
+// makes of the JSON integer 7, which Python keeps an int.
 func testState() map[string]any {
 	return map[string]any{
-		"name": "Ada", "n": 5, "f": 2.5, "g": 5.0, "b": true, "none": nil,
-		"lst":       []any{1, "a", nil, true, 2.0, "it's"},
+		"name": "Ada", "n": 5, "f": 2.5, "g": json.Number("5.0"), "b": true, "none": nil, "jn": float64(7),
+		"lst":       []any{1, "a", nil, true, json.Number("2.0"), "it's"},
 		"d":         map[string]any{"a": 1, "b": []int{1, 2}, "c": map[string]string{"x": "y"}},
 		"app:theme": "dark", "user:lang": "fr", "temp:t": "tmp", "empty": "",
 		"uni": "héllo", "nl": "a\nb", "café": "ok", "big": 1e16, "small": 1e-05, "neg": negZero(),
@@ -86,6 +93,8 @@ var injectCases = []struct {
 	{"no braces", false, "no braces", "", ""},
 	{"{n} {f} {g} {b} {none}|", true, "5 2.5 5.0 True |", "", ""},
 	{"{n} {f} {g} {b} {none}|", false, "5 2.5 5.0 True |", "", ""},
+	{"{jn}", true, "7", "", ""},
+	{"{jn}", false, "7", "", ""},
 	{"{lst}", true, "[1, 'a', None, True, 2.0, \"it's\"]", "", ""},
 	{"{lst}", false, "[1, 'a', None, True, 2.0, \"it's\"]", "", ""},
 	{"{d}", true, "{'a': 1, 'b': [1, 2], 'c': {'x': 'y'}}", "", ""},

@@ -1,6 +1,7 @@
 // Package instruction resolves instruction templates against session state
 // and artifacts, reproducing google-adk's inject_session_state (regex
-// engine), and provides Python-compatible value formatting (PyStr).
+// engine). State values are formatted as Python's str() would (package
+// pyfmt).
 package instruction
 
 import (
@@ -12,6 +13,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -53,7 +55,7 @@ func (e *MissingKeyError) Message() string {
 // e.g. "Context variable not found: `user_name` in agent 'assistant'."
 // including the surrounding double quotes; google-adk puts this text in the
 // error event's error_message.
-func (e *MissingKeyError) Error() string { return PyStringRepr(e.Message()) }
+func (e *MissingKeyError) Error() string { return pyfmt.StringRepr(e.Message()) }
 
 // PythonType implements PythonError.
 func (e *MissingKeyError) PythonType() string { return "KeyError" }
@@ -72,7 +74,7 @@ func (e *MissingArtifactError) Message() string {
 }
 
 // Error is Python's str() of the KeyError: the repr of Message().
-func (e *MissingArtifactError) Error() string { return PyStringRepr(e.Message()) }
+func (e *MissingArtifactError) Error() string { return pyfmt.StringRepr(e.Message()) }
 
 // PythonType implements PythonError.
 func (e *MissingArtifactError) PythonType() string { return "KeyError" }
@@ -101,8 +103,10 @@ var ErrNoArtifactService error = valueError("Artifact service is not initialized
 //     when missing, "" if optional, else *MissingArtifactError.
 //     ErrNoArtifactService (or any other Source error) is returned as is.
 //   - a Python identifier, or "app:", "user:" or "temp:" followed by one:
-//     the state value formatted by PyStr, "" for a nil value; when missing,
-//     "" if optional, else *MissingKeyError.
+//     the state value formatted as Python's str() (pyfmt.Str: a float64
+//     holding a whole number prints as the JSON integer it most likely
+//     was), "" for a nil value; when missing, "" if optional, else
+//     *MissingKeyError.
 //   - anything else (e.g. "{not a var}", "{}", JSON such as {"a": 1}): the
 //     placeholder is left untouched, braces included.
 //
@@ -161,7 +165,7 @@ func matchAt(s string, i int) (start, end int, ok bool) {
 }
 
 func replace(ctx context.Context, match string, src Source) (string, error) {
-	name := pyStrip(strings.TrimRight(strings.TrimLeft(match, "{"), "}"))
+	name := pyfmt.Strip(strings.TrimRight(strings.TrimLeft(match, "{"), "}"))
 	optional := false
 	if strings.HasSuffix(name, "?") {
 		optional = true
@@ -193,7 +197,7 @@ func replace(ctx context.Context, match string, src Source) (string, error) {
 	if v == nil {
 		return "", nil
 	}
-	return PyStr(v), nil
+	return pyfmt.Str(v), nil
 }
 
 // IsValidStateName reports whether name may be substituted from state: a
@@ -202,14 +206,14 @@ func replace(ctx context.Context, match string, src Source) (string, error) {
 func IsValidStateName(name string) bool {
 	prefix, rest, found := strings.Cut(name, ":")
 	if !found {
-		return isPyIdentifier(name)
+		return pyfmt.IsIdentifier(name)
 	}
 	if strings.Contains(rest, ":") {
 		return false
 	}
 	switch prefix + ":" {
 	case session.AppPrefix, session.UserPrefix, session.TempPrefix:
-		return isPyIdentifier(rest)
+		return pyfmt.IsIdentifier(rest)
 	}
 	return false
 }

@@ -22,7 +22,12 @@ type Model interface {
 }
 
 // Request is one call to a model (google-adk's LlmRequest). The engine builds
-// a fresh Request for every model call; callbacks may change it in place.
+// a fresh Request for every model call, and callbacks may change it: set its
+// fields, append to or replace elements of Contents. The Content values taken
+// from the session history are shared with other requests of the session,
+// so they must not be modified in place; to change one, replace the element
+// (req.Contents[i] = edited copy). Sharing them is what keeps the cost of a
+// model call independent of the length of the conversation.
 type Request struct {
 	Model    string                       `json:"model,omitempty"`
 	Contents []*genai.Content             `json:"contents,omitempty"`

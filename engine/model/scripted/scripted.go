@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/adkhost/adkhost/engine/model/streaming"
 	"iter"
 	"maps"
 	"strings"
@@ -168,7 +169,7 @@ func partials(final *model.Response) []*model.Response {
 			continue
 		}
 		if p.Text == "" {
-			cp := clonePart(p)
+			cp := streaming.ClonePart(p)
 			add(cp)
 			continue
 		}
@@ -252,14 +253,4 @@ func copyResponse(r *model.Response) (*model.Response, error) {
 	}
 	cp.CustomMetadata = maps.Clone(r.CustomMetadata)
 	return &cp, nil
-}
-
-func clonePart(p *genai.Part) *genai.Part {
-	cp := *p
-	if p.FunctionCall != nil {
-		fc := *p.FunctionCall
-		fc.Args = maps.Clone(p.FunctionCall.Args)
-		cp.FunctionCall = &fc
-	}
-	return &cp
 }

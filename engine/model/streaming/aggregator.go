@@ -160,7 +160,7 @@ func (a *Aggregator) addPart(p *genai.Part) {
 		a.addCall(p)
 	default:
 		a.flushText()
-		a.parts = append(a.parts, clonePart(p))
+		a.parts = append(a.parts, ClonePart(p))
 	}
 }
 
@@ -174,7 +174,7 @@ func (a *Aggregator) addCall(p *genai.Part) {
 			if fc.ID == "" {
 				fc.ID = a.newID()
 			}
-			a.parts = append(a.parts, clonePart(p))
+			a.parts = append(a.parts, ClonePart(p))
 		}
 		return
 	}
@@ -303,9 +303,9 @@ func dedupeCalls(parts []*genai.Part) []*genai.Part {
 	return out
 }
 
-// clonePart copies a part so the final response does not share a function
+// ClonePart copies a part so a response does not share a function
 // call (or its argument map) with the partial response it came from.
-func clonePart(p *genai.Part) *genai.Part {
+func ClonePart(p *genai.Part) *genai.Part {
 	cp := *p
 	if p.FunctionCall != nil {
 		fc := *p.FunctionCall

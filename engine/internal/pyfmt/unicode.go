@@ -1,11 +1,15 @@
-package instruction
+package pyfmt
 
-import "unicode"
+import (
+	"strings"
+	"unicode"
+)
 
 // Python 3.11, which google-adk 2.13 runs on, uses the Unicode 14.0 database;
-// Go's unicode package is at 15.0. The helpers below answer the way Python
-// 3.11 does: characters first assigned in Unicode 15.0 count as unassigned
-// (not printable, not identifier characters, not whitespace).
+// Go's unicode package is at 15.0 (TestUnicodeVersion fails when that
+// changes). The helpers below answer the way Python 3.11 does: characters
+// first assigned in Unicode 15.0 count as unassigned (not printable, not
+// identifier characters, not whitespace).
 
 // unicode15Additions lists the code points assigned in Unicode 15.0 that
 // were unassigned in 14.0 (data derived by comparing the two databases).
@@ -102,9 +106,9 @@ func isXIDContinue(r rune) bool {
 		unicode.Nd, unicode.Pc, unicode.Other_ID_Continue) && idNeverPattern(r)
 }
 
-// isPyIdentifier reports Python's str.isidentifier(). Invalid UTF-8 never
-// forms an identifier.
-func isPyIdentifier(s string) bool {
+// IsIdentifier reports Python 3.11's str.isidentifier(). Invalid UTF-8
+// never forms an identifier.
+func IsIdentifier(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -128,20 +132,27 @@ func validRuneAt(s string, i int) bool {
 	return len(s) >= i+3 && s[i] == 0xEF && s[i+1] == 0xBF && s[i+2] == 0xBD
 }
 
-// isPyPrintable reports Python 3.11's str.isprintable() for one character.
-func isPyPrintable(r rune) bool {
+// isPrintable reports Python 3.11's str.isprintable() for one character.
+func isPrintable(r rune) bool {
 	if unicode.Is(unicode15Additions, r) {
 		return false
 	}
 	return unicode.IsPrint(r)
 }
 
-// isPySpace reports Python's str.isspace() for one character.
-func isPySpace(r rune) bool {
+// IsSpace reports Python's str.isspace() for one character: Unicode
+// White_Space (as Go's unicode.IsSpace) plus the information separators
+// U+001C..U+001F.
+func IsSpace(r rune) bool {
 	switch r {
 	case '\t', '\n', '\v', '\f', '\r', 0x1C, 0x1D, 0x1E, 0x1F, ' ', 0x85, 0xA0,
 		0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
 		return true
 	}
 	return 0x2000 <= r && r <= 0x200A
+}
+
+// Strip is Python's str.strip() with no arguments.
+func Strip(s string) string {
+	return strings.TrimFunc(s, IsSpace)
 }
