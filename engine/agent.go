@@ -59,6 +59,7 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 			return
 		}
 		if ev != nil {
+			ctx.stampNode(ev)
 			if la, ok := a.(*LlmAgent); ok && ev.Content != nil {
 				la.maybeSaveOutput(ev)
 			}
@@ -74,6 +75,7 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 				fail(err)
 				return
 			}
+			ctx.stampNode(ev)
 			if !yield(ev, nil) {
 				return
 			}
@@ -89,8 +91,16 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 			return
 		}
 		if ev != nil {
+			ctx.stampNode(ev)
 			yield(ev, nil)
 		}
+	}
+}
+
+// stampNode gives an event this run's node path unless an inner run has.
+func (c *InvocationContext) stampNode(ev *session.Event) {
+	if c.nodePath != "" && ev.NodeInfo == nil {
+		ev.NodeInfo = &session.NodeInfo{Path: c.nodePath}
 	}
 }
 

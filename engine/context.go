@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/google/uuid"
@@ -26,6 +29,32 @@ type invocation struct {
 	tree        *tree
 	log         *slog.Logger
 	llmCalls    atomic.Int64
+
+	// Node-runtime run numbers (google-adk 2.x numbers each run of an agent
+	// under the same parent path); nil when the root is a workflow agent.
+	runsMu sync.Mutex
+	runs   map[string]int
+}
+
+// nextNodePath returns the path of a new run of name under parent.
+func (inv *invocation) nextNodePath(parent, name string) string {
+	inv.runsMu.Lock()
+	defer inv.runsMu.Unlock()
+	k := parent + "/" + name
+	inv.runs[k]++
+	path := fmt.Sprintf("%s@%d", name, inv.runs[k])
+	if parent != "" {
+		path = parent + "/" + path
+	}
+	return path
+}
+
+// parentNodePath drops the last step of a node path.
+func parentNodePath(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:i]
+	}
+	return ""
 }
 
 // InvocationContext is an agent's view of the invocation in progress
@@ -37,6 +66,8 @@ type InvocationContext struct {
 	agent  Agent
 	branch string
 	ended  *atomic.Bool
+	// nodePath is the node-runtime path stamped on this run's events.
+	nodePath string
 }
 
 // newInvocationID returns google-adk's "e-<uuid>" invocation id.

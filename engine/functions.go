@@ -52,7 +52,7 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 			yield(nil, err)
 			return
 		}
-		for ev, err := range runAgent(ctx, next) {
+		for ev, err := range runAgent(ctx.transferTo(a, next), next) {
 			if !yield(ev, err) || err != nil {
 				return
 			}
@@ -92,6 +92,26 @@ func (a *LlmAgent) transferTarget(ctx *InvocationContext, name string) (Agent, e
 		return nil, &TransferError{Code: "ValueError", Message: fmt.Sprintf("Transfer target agent '%s' not found.", name)}
 	}
 	return nil, &TransferError{Code: "ValueError", Message: fmt.Sprintf("Cannot transfer from '%s' to unrelated agent '%s'.", a.Name, name)}
+}
+
+// transferTo returns the context a transfer target runs in. In the node
+// runtime its path is a new run under the caller (a sub-agent), under the
+// caller's parent path (a peer), or beside the parent's run (the parent).
+func (c *InvocationContext) transferTo(from *LlmAgent, to Agent) *InvocationContext {
+	if c.nodePath == "" {
+		return c
+	}
+	child := c.fork()
+	name := to.Info().Name
+	switch {
+	case slices.Contains(from.SubAgents, to):
+		child.nodePath = c.inv.nextNodePath(c.nodePath, name)
+	case c.Parent(from) == to:
+		child.nodePath = c.inv.nextNodePath(parentNodePath(parentNodePath(c.nodePath)), name)
+	default:
+		child.nodePath = c.inv.nextNodePath(parentNodePath(c.nodePath), name)
+	}
+	return child
 }
 
 // runFunctionCalls runs calls concurrently and merges their response

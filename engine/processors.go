@@ -214,13 +214,14 @@ func (a *LlmAgent) agentTransferProcessor(ctx *InvocationContext, call *llmCall)
 		names[i] = t.Info().Name
 	}
 	var b strings.Builder
-	b.WriteString("\nYou have a list of other agents to transfer to:\n")
+	b.WriteString("\nYou have a list of other agents to transfer to:\n\n")
 	for i, t := range targets {
 		if i > 0 {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "\nAgent name: %s\nAgent description: %s\n", t.Info().Name, t.Info().Description)
 	}
+	b.WriteString("\n")
 	sorted := slices.Sorted(slices.Values(names))
 	quoted := make([]string, len(sorted))
 	for i, n := range sorted {

@@ -166,6 +166,10 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		return nil, fmt.Errorf("run: storing the user message: %w", err)
 	}
 	ictx.agent = findAgentToRun(sess.Events(), r.tree)
+	if _, ok := r.tree.root.(*LlmAgent); ok {
+		inv.runs = map[string]int{}
+		ictx.nodePath = startNodePath(inv, r.tree, ictx.agent)
+	}
 	return ictx, nil
 }
 
@@ -331,6 +335,21 @@ func findAgentToRun(events []*session.Event, t *tree) Agent {
 		}
 	}
 	return t.root
+}
+
+// startNodePath is the node path of the agent a turn starts with: the
+// root's first run, or, for a sub-agent answering directly, its place under
+// first runs of its ancestors (as google-adk restores it from history).
+func startNodePath(inv *invocation, t *tree, a Agent) string {
+	var chain []Agent
+	for cur := a; cur != nil; cur = t.parent[cur] {
+		chain = append(chain, cur)
+	}
+	path := ""
+	for i := len(chain) - 1; i >= 0; i-- {
+		path = inv.nextNodePath(path, chain[i].Info().Name)
+	}
+	return path
 }
 
 // transferableAcrossTree reports whether a and all its ancestors are

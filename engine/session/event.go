@@ -31,8 +31,18 @@ type Event struct {
 	Actions EventActions `json:"actions"`
 	// LongRunningToolIDs lists the function call ids of long-running tools,
 	// sorted (google-adk keeps a set and serializes it sorted).
-	LongRunningToolIDs []string  `json:"longRunningToolIds,omitempty"`
-	Timestamp          time.Time `json:"-"`
+	LongRunningToolIDs []string `json:"longRunningToolIds,omitempty"`
+	// NodeInfo places the event in google-adk 2.x's node runtime (set when
+	// an LlmAgent is the root of the tree).
+	NodeInfo  *NodeInfo `json:"nodeInfo,omitempty"`
+	Timestamp time.Time `json:"-"`
+}
+
+// NodeInfo is the node-runtime position of the agent run that produced an
+// event: a path like "root@1/billing@1", each step an agent and its run
+// number within the invocation.
+type NodeInfo struct {
+	Path string `json:"path"`
 }
 
 // NewEvent returns an event with a fresh id and the current time.

@@ -66,7 +66,11 @@ func NewFunction(cfg FunctionConfig) (*Function, error) {
 	}
 	f := &Function{name: cfg.Name, description: cfg.Description, params: cfg.Parameters, longRunning: cfg.LongRunning, fn: cfg.Fn}
 	if cfg.LongRunning {
-		f.description += LongRunningNote
+		if f.description == "" {
+			f.description = strings.TrimLeft(LongRunningNote, "\n")
+		} else {
+			f.description += LongRunningNote
+		}
 	}
 	switch req := cfg.Parameters["required"].(type) {
 	case []string:
