@@ -22,3 +22,20 @@ fmt:
 # separate bench module; the last line is the ratio summary.
 bench-turn:
 	cd bench && $(GO) run ./cmd/turnratio
+
+# Conformance harness (conformance/): scenarios run on google-adk (goldens)
+# and on adkhost. `make test` compares every scenario with its golden
+# (conformance/conformance_test.go); `make conformance` prints each failing
+# scenario's first difference, last line `conformance: N passed, M failed`.
+CONFORMANCE_VENV ?= conformance/.venv
+
+.PHONY: conformance conformance-golden
+
+conformance:
+	$(GO) run ./conformance/cmd/adkconf
+
+# Regenerates conformance/golden/ with the Python runner (google-adk 2.13).
+conformance-golden:
+	python3 -m venv $(CONFORMANCE_VENV)
+	$(CONFORMANCE_VENV)/bin/pip install -q -r conformance/python/requirements.txt
+	$(CONFORMANCE_VENV)/bin/python conformance/python/run_scenario.py --dir conformance/scenarios --out conformance/golden

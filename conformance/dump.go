@@ -241,7 +241,20 @@ func dumpRequest(req *model.Request) map[string]any {
 	cfg := *req.Config
 	cfg.SystemInstruction = nil
 	cfg.Tools = nil
-	if d, ok := pyDump(&cfg).(map[string]any); ok && len(d) > 0 {
+	cfg.ResponseJsonSchema = nil
+	d, _ := pyDump(&cfg).(map[string]any)
+	if schema, ok := req.Config.ResponseJsonSchema.(map[string]any); ok {
+		// google-adk sets the output schema as a pydantic class, which the
+		// Python trace shows as its name and JSON schema; adkhost sends the
+		// same JSON schema as responseJsonSchema. Both are rendered alike so
+		// the schemas themselves are compared.
+		if d == nil {
+			d = map[string]any{}
+		}
+		title, _ := schema["title"].(string)
+		d["response_schema"] = map[string]any{"$pydantic_model": title, "json_schema": pyDump(schema)}
+	}
+	if len(d) > 0 {
 		out["config"] = d
 	}
 	return out

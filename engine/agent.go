@@ -47,7 +47,7 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 			ctx.inv.plugins.OnAgentError(newCallbackContext(ctx, &session.EventActions{}), err)
 			var marked *agentRunError
 			if !errors.As(err, &marked) {
-				err = &agentRunError{agent: info.Name, branch: ctx.branch, err: err}
+				err = &agentRunError{agent: info.Name, branch: ctx.branch, nodePath: ctx.nodePath, err: err}
 			}
 			yield(nil, err)
 		}

@@ -225,7 +225,6 @@ func transferDecl(t *testing.T, enum ...string) string {
 }
 
 func TestAgentTransferInstructionAndTool(t *testing.T) {
-	t.Skip("engine bug: transfer instruction misses two newlines; google-adk has \"to transfer to:\\n\\n\\nAgent name\" and \"<last description>\\n\\n\\nIf you are the best\"")
 	t.Parallel()
 	mRoot := scripted.New("root-model", calls(transferCall("support")))
 	mSupport := scripted.New("support-model", text("support here"))
@@ -392,7 +391,6 @@ func TestOutputSchemaWithToolsUsesSetModelResponse(t *testing.T) {
 // ensure_ascii=False): Python's separators ", " and ": ", keys in the
 // order the model gave them.
 func TestOutputSchemaWithToolsFinalTextIsPythonJSON(t *testing.T) {
-	t.Skip("engine bug: set_model_response final text is Go-compact JSON {\"city\":\"Oslo\",...}; google-adk uses json.dumps with \", \" and \": \" separators, keys in the model's order")
 	t.Parallel()
 	_, evs := outputSchemaWithToolsRun(t)
 	wantEvents(t, "final event", evs[len(evs)-1:],

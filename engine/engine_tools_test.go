@@ -458,7 +458,6 @@ func TestTransferHappensAfterResponseEventIsYielded(t *testing.T) {
 // without an error event; the agent that made the call keeps the
 // conversation.
 func TestFailedTransferRaisesWithoutErrorEvent(t *testing.T) {
-	t.Skip("engine bug: an impossible transfer_to_agent (disallowed, unknown, self) yields and stores an error event; google-adk only raises")
 	t.Parallel()
 	tests := []struct {
 		name, caller, target, code, message string

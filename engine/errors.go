@@ -42,8 +42,8 @@ func (e *TransferError) ErrorCode() string { return e.Code }
 // agentRunError marks the agent whose run failed first, so the runner can
 // author the error event; it is transparent otherwise.
 type agentRunError struct {
-	agent, branch string
-	err           error
+	agent, branch, nodePath string
+	err                     error
 }
 
 func (e *agentRunError) Error() string { return e.err.Error() }

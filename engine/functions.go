@@ -5,7 +5,6 @@ package engine
 // pipeline; the results merge, in call order, into one response event.
 
 import (
-	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 )
@@ -335,7 +335,8 @@ func deepMerge(dst, src map[string]any) map[string]any {
 	return dst
 }
 
-// structuredResponse returns the JSON answer set_model_response recorded.
+// structuredResponse returns the answer set_model_response recorded, as
+// google-adk's json.dumps renders it.
 func structuredResponse(ev *session.Event) (string, bool) {
 	for _, fr := range ev.FunctionResponses() {
 		if fr.Name != setModelResponseName {
@@ -344,11 +345,11 @@ func structuredResponse(ev *session.Event) (string, bool) {
 		if ev.Actions.SetModelResponse == nil {
 			return "", false
 		}
-		b, err := json.Marshal(ev.Actions.SetModelResponse)
+		text, err := pyfmt.JSONDumps(ev.Actions.SetModelResponse)
 		if err != nil {
 			return "", false
 		}
-		return string(b), true
+		return text, true
 	}
 	return "", false
 }

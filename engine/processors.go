@@ -258,11 +258,35 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 	return nil
 }
 
-// parseJSONOutput parses an answer given under an output schema.
+// parseJSONOutput parses an answer given under an output schema, keeping
+// integers as int64 (as Python's json.loads keeps ints) and other numbers
+// as float64.
 func parseJSONOutput(text string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("output is not valid JSON: %w", err)
 	}
-	return v, nil
+	return exactNumbers(v), nil
+}
+
+func exactNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, e := range t {
+			t[k] = exactNumbers(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = exactNumbers(e)
+		}
+	}
+	return v
 }

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
+	"reflect"
 	"sync/atomic"
 
 	"google.golang.org/genai"
@@ -174,71 +175,99 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 }
 
 // execWithPlugins runs the agent between the before-run and after-run
-// plugin hooks, passing each event through on_event and storing it.
+// plugin hooks, passing each event through on_event and storing it. A
+// failure is reported to on_run_error; after_run runs only when the run did
+// not fail, including when the caller stopped early.
 func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
 		plugins := ictx.inv.plugins
-		early, err := plugins.BeforeRun(ictx)
-		if err != nil {
-			yield(nil, err)
+		err := r.runWithPlugins(ictx, yield)
+		if errors.Is(err, errStopped) {
+			if err := plugins.AfterRun(ictx); err != nil {
+				r.cfg.Logger.Error("after_run failed after the caller stopped", "invocation", ictx.inv.id, "err", err)
+			}
 			return
 		}
-		if early != nil {
-			ev := session.NewEvent(ictx.inv.id, "model", "")
-			ev.Content = early
-			out, err := r.processAndAppend(ictx, ev)
-			if err != nil || !yield(out, nil) {
-				if err != nil {
-					yield(nil, err)
-				}
+		if err == nil {
+			err = plugins.AfterRun(ictx)
+			if err == nil {
 				return
 			}
-		} else {
-			for ev, err := range runAgent(ictx, ictx.agent) {
-				if err != nil {
-					r.fail(ictx, err, yield)
-					return
-				}
-				out, err := r.processAndAppend(ictx, ev)
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				if !yield(out, nil) {
-					break
-				}
-			}
 		}
-		if err := plugins.AfterRun(ictx); err != nil {
-			yield(nil, err)
-		}
+		plugins.OnRunError(ictx, err)
+		yield(nil, err)
 	}
 }
 
-// fail ends a run that an agent failed. With an LlmAgent at the root
-// (google-adk 2.13's node runtime) the failure is first recorded as an
-// error event authored by the failing agent; a workflow agent at the root
-// only raises, as google-adk's legacy path does.
-func (r *Runner) fail(ictx *InvocationContext, err error, yield func(*session.Event, error) bool) {
-	var failed *agentRunError
-	_, nodeRuntime := r.tree.root.(*LlmAgent)
-	if nodeRuntime && errors.As(err, &failed) && ictx.Err() == nil {
-		ev := session.NewEvent(ictx.inv.id, failed.agent, failed.branch)
-		ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
-		out, aerr := r.processAndAppend(ictx, ev)
-		if aerr != nil {
-			r.cfg.Logger.Error("storing the error event failed", "invocation", ictx.inv.id, "err", aerr)
-		} else if !yield(out, nil) {
-			ictx.inv.plugins.OnRunError(ictx, err)
-			return
+// errStopped reports that the caller stopped iterating.
+var errStopped = errors.New("caller stopped")
+
+// runWithPlugins yields the run's events; it returns errStopped when yield
+// returned false, or the error that ended the run.
+func (r *Runner) runWithPlugins(ictx *InvocationContext, yield func(*session.Event, error) bool) error {
+	early, err := ictx.inv.plugins.BeforeRun(ictx)
+	if err != nil {
+		return err
+	}
+	if early != nil {
+		ev := session.NewEvent(ictx.inv.id, "model", "")
+		ev.Content = early
+		out, err := r.processAndAppend(ictx, ev)
+		if err != nil {
+			return err
+		}
+		if !yield(out, nil) {
+			return errStopped
+		}
+		return nil
+	}
+	for ev, err := range runAgent(ictx, ictx.agent) {
+		if err != nil {
+			return r.recordFailure(ictx, err, yield)
+		}
+		out, err := r.processAndAppend(ictx, ev)
+		if err != nil {
+			return err
+		}
+		if !yield(out, nil) {
+			return errStopped
 		}
 	}
-	ictx.inv.plugins.OnRunError(ictx, err)
-	yield(nil, err)
+	return nil
+}
+
+// recordFailure handles an agent's failure. With an LlmAgent at the root
+// (google-adk 2.13's node runtime) the failure is first recorded as an
+// error event of the failing agent's run; a workflow agent at the root only
+// raises, as google-adk's legacy path does, and so does a transfer that
+// cannot be carried out.
+func (r *Runner) recordFailure(ictx *InvocationContext, err error, yield func(*session.Event, error) bool) error {
+	var failed *agentRunError
+	var transfer *TransferError
+	_, nodeRuntime := r.tree.root.(*LlmAgent)
+	if !nodeRuntime || !errors.As(err, &failed) || errors.As(err, &transfer) || ictx.Err() != nil {
+		return err
+	}
+	ev := session.NewEvent(ictx.inv.id, failed.agent, failed.branch)
+	ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
+	if failed.nodePath != "" {
+		ev.NodeInfo = &session.NodeInfo{Path: failed.nodePath}
+	}
+	out, aerr := r.processAndAppend(ictx, ev)
+	if aerr != nil {
+		r.cfg.Logger.Error("storing the error event failed", "invocation", ictx.inv.id, "err", aerr)
+		return err
+	}
+	if !yield(out, nil) {
+		return errStopped
+	}
+	return err
 }
 
 // processAndAppend applies run metadata and on_event, then stores the
-// event unless it is partial.
+// event unless it is partial. A replacement from on_event overrides the
+// fields it sets; the original keeps its identity (google-adk
+// Runner._get_output_event).
 func (r *Runner) processAndAppend(ictx *InvocationContext, ev *session.Event) (*session.Event, error) {
 	applyCustomMetadata(ev, ictx.inv.config.CustomMetadata)
 	repl, err := ictx.inv.plugins.OnEvent(ictx, ev)
@@ -247,11 +276,7 @@ func (r *Runner) processAndAppend(ictx *InvocationContext, ev *session.Event) (*
 	}
 	if repl != nil && repl != ev {
 		applyCustomMetadata(repl, ictx.inv.config.CustomMetadata)
-		repl.ID, repl.InvocationID, repl.Timestamp = ev.ID, ev.InvocationID, ev.Timestamp
-		if repl.Author == "" {
-			repl.Author = ev.Author
-		}
-		ev = repl
+		ev = mergeEvent(ev, repl)
 	}
 	if !ev.Partial {
 		if err := r.cfg.Sessions.AppendEvent(ictx, ictx.inv.session, ev); err != nil {
@@ -259,6 +284,30 @@ func (r *Runner) processAndAppend(ictx *InvocationContext, ev *session.Event) (*
 		}
 	}
 	return ev, nil
+}
+
+// mergeEvent returns a copy of orig with every field repl sets (non-zero)
+// taken from repl, except the event's id, invocation and time.
+func mergeEvent(orig, repl *session.Event) *session.Event {
+	out := *orig
+	mergeStruct(reflect.ValueOf(&out).Elem(), reflect.ValueOf(repl).Elem())
+	out.ID, out.InvocationID, out.Timestamp = orig.ID, orig.InvocationID, orig.Timestamp
+	return &out
+}
+
+// mergeStruct sets dst's fields to src's non-zero ones, looking into
+// embedded structs.
+func mergeStruct(dst, src reflect.Value) {
+	for i := range src.NumField() {
+		f := src.Field(i)
+		if src.Type().Field(i).Anonymous && f.Kind() == reflect.Struct {
+			mergeStruct(dst.Field(i), f)
+			continue
+		}
+		if !f.IsZero() {
+			dst.Field(i).Set(f)
+		}
+	}
 }
 
 func applyCustomMetadata(ev *session.Event, md map[string]any) {

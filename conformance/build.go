@@ -1,0 +1,218 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/planner"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+// defaultModelName is LlmAgent.DEFAULT_MODEL in google-adk 2.13.
+const defaultModelName = "gemini-3.5-flash"
+
+// builder constructs the adkhost agent tree of a scenario.
+type builder struct {
+	script *script
+	log    *callbackLog
+}
+
+func (b *builder) model(name string) *scriptedModel { return &scriptedModel{name: name, s: b.script} }
+
+// agent builds spec; ancestorModel reports whether an LlmAgent above it
+// names a model (which it then inherits, as google-adk's canonical_model).
+func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, error) {
+	hasModel := ancestorModel || (spec.Type == "LlmAgent" && spec.Model != "")
+	var subs []engine.Agent
+	for _, s := range spec.SubAgents {
+		a, err := b.agent(s, hasModel)
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, a)
+	}
+	cbs := buildAgentCallbacks(spec.Callbacks, b.log)
+	info := engine.AgentInfo{Name: spec.Name, Description: spec.Description, SubAgents: subs, BeforeAgent: cbs.beforeAgent, AfterAgent: cbs.afterAgent}
+	switch spec.Type {
+	case "SequentialAgent":
+		return engine.NewSequentialAgent(info)
+	case "ParallelAgent":
+		return engine.NewParallelAgent(info)
+	case "LoopAgent":
+		return engine.NewLoopAgent(info, int(spec.MaxIterations))
+	}
+
+	where := "agent " + spec.Name
+	cfg := engine.LlmAgentConfig{
+		Name: spec.Name, Description: spec.Description, SubAgents: subs,
+		OutputKey:                spec.OutputKey,
+		IncludeContents:          engine.IncludeContents(spec.IncludeContents),
+		DisallowTransferToParent: spec.DisallowTransferToParent,
+		DisallowTransferToPeers:  spec.DisallowTransferToPeers,
+		BeforeAgent:              cbs.beforeAgent, AfterAgent: cbs.afterAgent,
+		BeforeModel: cbs.beforeModel, AfterModel: cbs.afterModel, OnModelError: cbs.onModelError,
+		BeforeTool: cbs.beforeTool, AfterTool: cbs.afterTool, OnToolError: cbs.onToolError,
+	}
+	switch {
+	case spec.Model != "":
+		cfg.Model = b.model(spec.Model)
+	case !ancestorModel:
+		// LlmAgent.set_default_model(<scripted gemini-3.5-flash>).
+		cfg.Model = b.model(defaultModelName)
+	}
+	if spec.Instruction != nil {
+		cfg.Instruction = *spec.Instruction
+	}
+	if spec.GlobalInstruction != nil {
+		cfg.GlobalInstruction = *spec.GlobalInstruction
+	}
+	if spec.StaticInstruction != nil {
+		cfg.StaticInstruction = buildContent(spec.StaticInstruction)
+	}
+	if spec.OutputSchema != nil {
+		cfg.OutputSchema = modelJSONSchema(spec.OutputSchema)
+	}
+	if spec.Mode != "" {
+		return nil, fmt.Errorf("%s: mode %q: adkhost's LlmAgentConfig has no mode", where, spec.Mode)
+	}
+	if p := spec.Planner; p != nil {
+		if p.PlanReAct {
+			cfg.Planner = planner.PlanReAct{}
+		} else {
+			tc := &genai.ThinkingConfig{}
+			if err := fillStruct(tc, p.ThinkingConfig); err != nil {
+				return nil, fmt.Errorf("%s: %s: planner.built_in: %v", p.pos.pos(), where, err)
+			}
+			cfg.Planner = &planner.BuiltIn{ThinkingConfig: tc}
+		}
+	}
+	if spec.GenerateContentConfig != nil {
+		gc := &genai.GenerateContentConfig{}
+		if err := fillStruct(gc, spec.GenerateContentConfig); err != nil {
+			return nil, fmt.Errorf("%s: %s: generate_content_config: %v", spec.GenerateContentConfigPos.pos(), where, err)
+		}
+		cfg.GenerateContentConfig = gc
+	}
+	for _, ts := range spec.Tools {
+		t, err := b.tool(ts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		cfg.Tools = append(cfg.Tools, t)
+	}
+	return engine.NewLlmAgent(cfg)
+}
+
+// tool builds a function tool that behaves like the Python runner's
+//
+//	async def <name>(*, <params>, tool_context: ToolContext)
+//
+// (FORMAT.md §1.4).
+func (b *builder) tool(spec *ToolSpec) (tool.Tool, error) {
+	if spec.Builtin == "exit_loop" {
+		return engine.ExitLoopTool{}, nil
+	}
+	desc := ""
+	if spec.Description != nil {
+		desc = *spec.Description
+	}
+	log := b.log
+	fn := func(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+		// The Python function receives its declared keyword arguments, with
+		// the signature's defaults for the ones the call left out.
+		callArgs := map[string]any{}
+		for _, p := range spec.Params {
+			v, ok := args[p.Name]
+			switch {
+			case ok:
+			case p.HasDefault:
+				v = deepCopy(p.Default)
+			case p.Optional:
+				v = nil
+			default:
+				return nil, &PyError{Type: "TypeError", Msg: fmt.Sprintf("%s() missing 1 required keyword-only argument: '%s'", spec.Name, p.Name)}
+			}
+			callArgs[p.Name] = v
+		}
+		log.add(map[string]any{"hook": "tool", "owner": "tool:" + spec.Name, "agent": ctx.AgentName(), "tool": spec.Name, "args": pyDump(callArgs)})
+		for _, kv := range spec.SetState {
+			ctx.State().Set(kv.Key, deepCopy(kv.Value))
+		}
+		if spec.TransferToAgent != nil {
+			ctx.Actions().TransferToAgent = *spec.TransferToAgent
+		}
+		if spec.Escalate {
+			ctx.Actions().Escalate = true
+		}
+		if spec.SkipSummarization {
+			ctx.Actions().SkipSummarization = true
+		}
+		if spec.Raise != nil {
+			return nil, &PyError{Type: spec.Raise.Type, Msg: spec.Raise.Msg}
+		}
+		if spec.ReturnArgs {
+			return callArgs, nil
+		}
+		if spec.HasReturn {
+			return deepCopy(spec.Return), nil
+		}
+		return nil, nil
+	}
+	return tool.NewFunction(tool.FunctionConfig{
+		Name:        spec.Name,
+		Description: desc,
+		Parameters:  toolParamsSchema(spec.Name, spec.Params),
+		LongRunning: spec.LongRunning,
+		Fn:          fn,
+	})
+}
+
+// fillStruct sets the fields of *dst (a genai struct) from a mapping with
+// Python (snake_case) field names, as types.X(**mapping) would; unknown
+// fields are errors.
+func fillStruct(dst any, m map[string]any) error {
+	rv := reflect.ValueOf(dst).Elem()
+	rt := rv.Type()
+	for k, v := range m {
+		found := false
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" || snakeCase(name) != k {
+				continue
+			}
+			found = true
+			fv := rv.Field(i)
+			target := fv.Type()
+			isStructPtr := target.Kind() == reflect.Pointer && target.Elem().Kind() == reflect.Struct
+			if sub, ok := v.(map[string]any); ok && isStructPtr && target.Elem().PkgPath() == rt.PkgPath() && !strings.Contains(strings.ToLower(name), "schema") {
+				p := reflect.New(target.Elem())
+				if err := fillStruct(p.Interface(), sub); err != nil {
+					return fmt.Errorf("%s: %w", k, err)
+				}
+				fv.Set(p)
+				break
+			}
+			data, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			p := reflect.New(target)
+			if err := json.Unmarshal(data, p.Interface()); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			fv.Set(p.Elem())
+			break
+		}
+		if !found {
+			return fmt.Errorf("unknown field %q for %s", k, rt.Name())
+		}
+	}
+	return nil
+}

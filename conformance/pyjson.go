@@ -1,0 +1,236 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Trace values are plain Go values: nil, bool, int64 (and other ints),
+// float64, string, json.Number, []any and map[string]any. pyJSON writes
+// them exactly as Python's
+//
+//	json.dumps(v, indent=2, sort_keys=True, ensure_ascii=False)
+//
+// does (FORMAT.md §2.1). Integers and floats stay distinct: an int64 is
+// written as an int, a float64 in Python's repr form (2.0, 1e-05).
+
+func pyJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := writePyJSON(&b, v, 0); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeIndent(b *bytes.Buffer, n int) {
+	b.WriteByte('\n')
+	for range n {
+		b.WriteString("  ")
+	}
+}
+
+func writePyJSON(b *bytes.Buffer, v any, depth int) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case string:
+		writePyString(b, x)
+	case int:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case int32:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case uint64:
+		b.WriteString(strconv.FormatUint(x, 10))
+	case float64:
+		b.WriteString(pyFloatRepr(x))
+	case float32:
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+		b.WriteString(pyFloatRepr(f))
+	case json.Number:
+		s := string(x)
+		if strings.ContainsAny(s, ".eE") {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return err
+			}
+			b.WriteString(pyFloatRepr(f))
+		} else {
+			b.WriteString(s)
+		}
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return nil
+		}
+		b.WriteByte('[')
+		for i, it := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeIndent(b, depth+1)
+			if err := writePyJSON(b, it, depth+1); err != nil {
+				return err
+			}
+		}
+		writeIndent(b, depth)
+		b.WriteByte(']')
+	case map[string]any:
+		if len(x) == 0 {
+			b.WriteString("{}")
+			return nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // byte order of UTF-8 = code point order
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeIndent(b, depth+1)
+			writePyString(b, k)
+			b.WriteString(": ")
+			if err := writePyJSON(b, x[k], depth+1); err != nil {
+				return err
+			}
+		}
+		writeIndent(b, depth)
+		b.WriteByte('}')
+	default:
+		// Anything else (typed maps and slices, structs) goes through the
+		// generic dumper first.
+		d := pyDump(v)
+		if reflect.TypeOf(d) == reflect.TypeOf(v) {
+			return fmt.Errorf("trace: cannot encode %T", v)
+		}
+		return writePyJSON(b, d, depth)
+	}
+	return nil
+}
+
+// writePyString escapes like json.dumps(ensure_ascii=False).
+func writePyString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+}
+
+// pyFloatRepr is Python's repr(float) (and json.dumps of a float).
+func pyFloatRepr(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	// Shortest round-trip digits and exponent: d.ddd e±x.
+	e := strconv.FormatFloat(f, 'e', -1, 64)
+	sign := ""
+	if e[0] == '-' {
+		sign, e = "-", e[1:]
+	}
+	mant, expStr, _ := strings.Cut(e, "e")
+	exp, _ := strconv.Atoi(expStr)
+	digits := strings.Replace(mant, ".", "", 1)
+	decpt := exp + 1 // position of the decimal point relative to digits
+	if decpt > -4 && decpt <= 16 {
+		var s string
+		switch {
+		case decpt <= 0:
+			s = "0." + strings.Repeat("0", -decpt) + digits
+		case decpt >= len(digits):
+			s = digits + strings.Repeat("0", decpt-len(digits)) + ".0"
+		default:
+			s = digits[:decpt] + "." + digits[decpt:]
+		}
+		return sign + s
+	}
+	m := digits[:1]
+	if len(digits) > 1 {
+		m += "." + digits[1:]
+	}
+	es := "+"
+	if exp < 0 {
+		es, exp = "-", -exp
+	}
+	return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
+}
+
+var idRe = regexp.MustCompile(`(adk-|e-)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
+
+// normalizeIDs replaces generated ids by placeholders in order of first
+// appearance, per category (FORMAT.md §2.7).
+func normalizeIDs(text []byte, eventIDs map[string]bool) []byte {
+	tables := map[string]map[string]string{"adk": {}, "inv": {}, "evt": {}, "uuid": {}}
+	return idRe.ReplaceAllFunc(text, func(m []byte) []byte {
+		sub := idRe.FindSubmatch(m)
+		prefix, u := string(sub[1]), string(sub[2])
+		var kind string
+		switch {
+		case prefix == "adk-":
+			kind = "adk"
+		case prefix == "e-":
+			kind = "inv"
+		case eventIDs[u]:
+			kind = "evt"
+		default:
+			kind = "uuid"
+		}
+		t := tables[kind]
+		p, ok := t[u]
+		if !ok {
+			p = fmt.Sprintf("%s-%d", kind, len(t)+1)
+			t[u] = p
+		}
+		return []byte(p)
+	})
+}

@@ -1,0 +1,209 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+const appName = "conformance"
+
+// TurnTimeout bounds one turn, so an engine that hangs fails the scenario
+// instead of the whole run.
+var TurnTimeout = 20 * time.Second
+
+// Result is the outcome of running one scenario on adkhost.
+type Result struct {
+	Name  string
+	Trace []byte // normalized trace JSON, golden format
+	// Notes are things the trace cannot show, e.g. the scripted model ran
+	// out of responses (the Python runner treats that as a malformed
+	// scenario; here it usually means the engine called the model more
+	// often than google-adk).
+	Notes []string
+}
+
+// RunFile loads and runs one scenario file.
+func RunFile(path string) (*Result, error) {
+	sc, err := LoadScenario(path)
+	if err != nil {
+		return nil, err
+	}
+	return Run(sc)
+}
+
+// Run executes a scenario on adkhost and returns its trace. An error is a
+// harness failure (the scenario cannot be built or run at all); whatever
+// the engine does, including failing, is recorded in the trace.
+func Run(sc *Scenario) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: panic while running on adkhost: %v\n%s", sc.File, r, debug.Stack())
+		}
+	}()
+	res = &Result{Name: sc.Name}
+	s := newScript(sc)
+	log := &callbackLog{}
+	b := &builder{script: s, log: log}
+	root, err := b.agent(sc.Agent, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: building the agent tree: %w", sc.File, err)
+	}
+	var plugins []callbacks.Plugin
+	for _, p := range sc.Plugins {
+		plugins = append(plugins, newScenarioPlugin(p, log))
+	}
+	if sc.Resumable {
+		res.Notes = append(res.Notes, "resumable: true has no adkhost equivalent (no ResumabilityConfig); run without it")
+	}
+	svc := session.NewInMemoryService()
+	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Plugins: plugins})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sc.File, err)
+	}
+	ctx := context.Background()
+	users := map[string]string{}
+	for _, ss := range sc.Sessions {
+		var state map[string]any
+		if len(ss.InitialState) > 0 {
+			state = deepCopyMap(ss.InitialState)
+		}
+		if _, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: ss.UserID, SessionID: ss.ID, State: state}); err != nil {
+			return nil, fmt.Errorf("%s: creating session %s: %w", sc.File, ss.ID, err)
+		}
+		users[ss.ID] = ss.UserID
+	}
+
+	eventIDs := map[string]bool{}
+	yielded := map[string][]*session.Event{}
+	var turnsOut []any
+	for ti, turn := range sc.Turns {
+		s.setTurn(ti)
+		msg, err := userMessage(turn, yielded[turn.Session])
+		if err != nil {
+			return nil, fmt.Errorf("%s: turns[%d]: %w", sc.File, ti, err)
+		}
+		out := map[string]any{"index": int64(ti), "session": turn.Session, "user_content": dumpContent(msg)}
+		if len(turn.StateDelta) > 0 {
+			out["state_delta"] = pyDump(turn.StateDelta)
+		}
+		rc := runConfig(sc.RunConfig.merge(turn.RunConfig), turn.StateDelta)
+		events := []any{}
+		tctx, cancel := context.WithTimeout(ctx, TurnTimeout)
+		for ev, err := range runner.Run(tctx, users[turn.Session], turn.Session, msg, rc) {
+			if err != nil {
+				typ, m := pyErrorInfo(err)
+				out["error"] = map[string]any{"type": typ, "message": m}
+				break
+			}
+			yielded[turn.Session] = append(yielded[turn.Session], ev)
+			eventIDs[ev.ID] = true
+			events = append(events, dumpEvent(ev))
+		}
+		cancel()
+		out["events"] = events
+		turnsOut = append(turnsOut, out)
+	}
+
+	finalState := map[string]any{}
+	var sessionsOut []any
+	for _, ss := range sc.Sessions {
+		sess, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: ss.UserID, SessionID: ss.ID})
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading session %s: %w", sc.File, ss.ID, err)
+		}
+		finalState[ss.ID] = pyDump(sess.State())
+		evs := []any{}
+		for _, ev := range sess.Events() {
+			eventIDs[ev.ID] = true
+			evs = append(evs, dumpEvent(ev))
+		}
+		sessionsOut = append(sessionsOut, map[string]any{"id": ss.ID, "user_id": ss.UserID, "events": evs})
+	}
+	s.mu.Lock()
+	requests := make([]any, len(s.requests))
+	for i, r := range s.requests {
+		requests[i] = r
+	}
+	exhausted := s.exhausted
+	s.mu.Unlock()
+	if exhausted {
+		res.Notes = append(res.Notes, "the scripted model ran out of responses (adkhost called the model more often than the script allows)")
+	}
+	if turnsOut == nil {
+		turnsOut = []any{}
+	}
+	trace := map[string]any{
+		"name":                 sc.Name,
+		"turns":                turnsOut,
+		"llm_requests":         requests,
+		"callback_log":         log.snapshot(),
+		"final_state":          finalState,
+		"sessions":             sessionsOut,
+		"model_responses_used": int64(s.usedCount()),
+	}
+	text, err := pyJSON(trace)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sc.File, err)
+	}
+	res.Trace = append(normalizeIDs(text, eventIDs), '\n')
+	return res, nil
+}
+
+// runConfig maps a scenario run_config to the engine's.
+func runConfig(spec RunConfigSpec, stateDelta map[string]any) engine.RunConfig {
+	var rc engine.RunConfig
+	if spec.MaxLLMCalls != nil {
+		if n := *spec.MaxLLMCalls; n > 0 {
+			rc.MaxLLMCalls = int(n)
+		} else {
+			rc.MaxLLMCalls = -1 // google-adk: <= 0 means no limit
+		}
+	}
+	if spec.StreamingMode == "sse" {
+		rc.StreamingMode = engine.StreamingModeSSE
+	}
+	if len(stateDelta) > 0 {
+		rc.StateDelta = deepCopyMap(stateDelta)
+	}
+	return rc
+}
+
+// userMessage builds the turn's message: text, function responses, parts.
+func userMessage(t *TurnSpec, yielded []*session.Event) (*genai.Content, error) {
+	msg := &genai.Content{Role: "user", Parts: []*genai.Part{}}
+	if t.Text != nil {
+		msg.Parts = append(msg.Parts, &genai.Part{Text: *t.Text})
+	}
+	for _, fr := range t.FuncResponses {
+		id := fr.ID
+		if fr.Call != "" {
+			id = findCallID(yielded, fr.Call)
+			if id == "" {
+				return nil, fmt.Errorf("no function call named %q to answer", fr.Call)
+			}
+		}
+		msg.Parts = append(msg.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: fr.Name, ID: id, Response: deepCopyMap(fr.Response)}})
+	}
+	msg.Parts = append(msg.Parts, buildParts(t.Parts)...)
+	return msg, nil
+}
+
+// findCallID is the id of the most recent call named name among events.
+func findCallID(events []*session.Event, name string) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		for _, fc := range events[i].FunctionCalls() {
+			if fc.Name == name {
+				return fc.ID
+			}
+		}
+	}
+	return ""
+}

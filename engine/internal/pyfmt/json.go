@@ -1,0 +1,102 @@
+package pyfmt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// JSONDumps renders v as Python's json.dumps(v, ensure_ascii=False) with
+// its default separators (", " and ": "). v is first turned into JSON data
+// by encoding/json, so structs and typed maps work; numbers follow the
+// package's number policy and map keys are sorted (Go maps have no order).
+func JSONDumps(v any) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("pyfmt.JSONDumps: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var data any
+	if err := dec.Decode(&data); err != nil {
+		return "", fmt.Errorf("pyfmt.JSONDumps: %w", err)
+	}
+	var b strings.Builder
+	writeJSON(&b, data)
+	return b.String(), nil
+}
+
+func writeJSON(b *strings.Builder, v any) {
+	switch t := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		if t {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case json.Number:
+		writeJSONNumber(b, string(t))
+	case string:
+		writeJSONString(b, t)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeJSON(b, e)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeJSONString(b, k)
+			b.WriteString(": ")
+			writeJSON(b, t[k])
+		}
+		b.WriteByte('}')
+	}
+}
+
+// writeJSONString escapes as Python's json module does with
+// ensure_ascii=False: quotes, backslashes and control characters only.
+func writeJSONString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}

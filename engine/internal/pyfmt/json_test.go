@@ -1,0 +1,38 @@
+package pyfmt
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestJSONDumps(t *testing.T) {
+	// Expected values are Python 3.11's json.dumps(v, ensure_ascii=False).
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{map[string]any{"temperature": 21.5, "city": "Oslo"}, `{"city": "Oslo", "temperature": 21.5}`},
+		{[]any{1.0, 2.5, nil, true, "x"}, `[1, 2.5, null, true, "x"]`},
+		{json.Number("36"), `36`},
+		{json.Number("36.0"), `36.0`},
+		{1e300, `1e+300`},
+		{"<a&b> é \u2028 \"q\" \\ \n\x01", `"<a&b> é ` + "\u2028" + ` \"q\" \\ \n\u0001"`},
+		{map[string]any{}, `{}`},
+		{[]any{}, `[]`},
+		{map[string]any{"n": map[string]any{"b": []any{}, "a": nil}}, `{"n": {"a": null, "b": []}}`},
+		{struct {
+			X int `json:"x"`
+		}{3}, `{"x": 3}`},
+	} {
+		got, err := JSONDumps(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("JSONDumps(%#v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if _, err := JSONDumps(func() {}); err == nil {
+		t.Error("JSONDumps(func) succeeded, want an error")
+	}
+}
