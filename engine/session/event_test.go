@@ -246,16 +246,16 @@ func TestEventJSONTimestamp(t *testing.T) {
 
 // adkDropped lists what Go's Event intentionally does not model from
 // google-adk 2.13's Event; re-encoded events lack them:
-//   - nodeInfo, output and isolationScope: 2.x workflow-node metadata (the
-//     workflow runtime is not reimplemented; nodeInfo is always present,
-//     usually as {"path": ""}).
-//   - actions.route, actions.renderUiWidgets, actions.setModelResponse:
-//     workflow routing, UI widgets and structured-output plumbing.
+//   - output, isolationScope, and nodeInfo's fields other than path: 2.x
+//     workflow-graph metadata (the graph runtime is not reimplemented; the
+//     node path of an agent run is kept).
+//   - actions.route, actions.renderUiWidgets: workflow routing and UI
+//     widgets.
 //   - liveSessionId, goAway, voiceActivity, turnCompleteReason,
 //     interactionStatus, environmentId: live/streaming fields.
 var (
-	adkDroppedEvent   = []string{"nodeInfo", "output", "isolationScope", "liveSessionId", "goAway", "voiceActivity", "turnCompleteReason", "interactionStatus", "environmentId"}
-	adkDroppedActions = []string{"route", "renderUiWidgets", "setModelResponse"}
+	adkDroppedEvent   = []string{"output", "isolationScope", "liveSessionId", "goAway", "voiceActivity", "turnCompleteReason", "interactionStatus", "environmentId"}
+	adkDroppedActions = []string{"route", "renderUiWidgets"}
 	// adkOptionalBools are Optional[bool] in google-adk: an explicit false
 	// is written, and Go, having no None, leaves false out.
 	adkOptionalBools        = []string{"partial", "turnComplete", "interrupted"}
@@ -268,6 +268,9 @@ var (
 func normalizeADK(m map[string]any) {
 	for _, k := range adkDroppedEvent {
 		delete(m, k)
+	}
+	if ni, ok := m["nodeInfo"].(map[string]any); ok {
+		m["nodeInfo"] = map[string]any{"path": ni["path"]}
 	}
 	for _, k := range adkOptionalBools {
 		if m[k] == false {
