@@ -5,6 +5,7 @@ package engine
 // pipeline; the results merge, in call order, into one response event.
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
 	"maps"
@@ -17,7 +18,6 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
-	"github.com/adkhost/adkhost/engine/tool"
 )
 
 // handleFunctionCalls runs the calls of fcEvent and yields the merged
@@ -157,7 +157,7 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 	t, found := call.tools[fc.Name]
 	var cbTool callbacks.Tool = t
 	if !found {
-		cbTool = notFoundTool{name: cmpOr(fc.Name, "<unnamed>")}
+		cbTool = notFoundTool{name: cmp.Or(fc.Name, "<unnamed>")}
 	}
 
 	result, err := callbacks.BeforeToolChain(tc, plugins, a.cfg.BeforeTool, cbTool, args)
@@ -307,9 +307,9 @@ func mergeActions(dst, src *session.EventActions) {
 		}
 		maps.Copy(dst.RequestedToolConfirmations, src.RequestedToolConfirmations)
 	}
-	dst.TransferToAgent = cmpOr(src.TransferToAgent, dst.TransferToAgent)
-	dst.TransferReason = cmpOr(src.TransferReason, dst.TransferReason)
-	dst.RewindBeforeInvocationID = cmpOr(src.RewindBeforeInvocationID, dst.RewindBeforeInvocationID)
+	dst.TransferToAgent = cmp.Or(src.TransferToAgent, dst.TransferToAgent)
+	dst.TransferReason = cmp.Or(src.TransferReason, dst.TransferReason)
+	dst.RewindBeforeInvocationID = cmp.Or(src.RewindBeforeInvocationID, dst.RewindBeforeInvocationID)
 	if src.Compaction != nil {
 		dst.Compaction = src.Compaction
 	}
@@ -354,16 +354,7 @@ func structuredResponse(ev *session.Event) (string, bool) {
 	return "", false
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 func sortedUnique(s []string) []string {
 	slices.Sort(s)
 	return slices.Compact(s)
 }
-
-var _ tool.Tool = (*tool.Function)(nil)

@@ -117,3 +117,5 @@ func (f *Function) Run(ctx callbacks.ToolContext, args map[string]any) (any, err
 	}
 	return f.fn(ctx, args)
 }
+
+var _ Tool = (*Function)(nil)
