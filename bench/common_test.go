@@ -106,15 +106,17 @@ var historyTurns = []int{0, 10}
 // them one by one would stop the world (ReadMemStats) twice per iteration.
 const batch = 64
 
-// benchTurn times one turn per iteration, each on its own freshly prepared
-// session, so every iteration starts from the same history size. Session
-// preparation and deletion happen with the timer stopped.
+// benchTurn times one turn per iteration, each on its own fresh session
+// into which the earlier turns were first run through the same runtime, as
+// in a live conversation, so every iteration starts from the same history.
+// Preparing the session, the earlier turns and deleting the session happen
+// with the timer stopped.
 //
 // Besides ns/op (wall time) it reports cpu-ns/op: the process's user+system
 // CPU time over the timed sections only, which includes work on other
 // goroutines and the garbage collector's background marking, so a runtime
 // that spreads a turn over several goroutines shows it.
-func benchTurn(b *testing.B, rt runtimeUnderTest) {
+func benchTurn(b *testing.B, rt runtimeUnderTest, history int) {
 	ctx := context.Background()
 	ids := make([]string, batch)
 	for i := range ids {
@@ -130,6 +132,11 @@ func benchTurn(b *testing.B, rt runtimeUnderTest) {
 		for _, id := range ids[:n] {
 			if err := rt.prepare(ctx, id); err != nil {
 				b.Fatal(err)
+			}
+			for range history {
+				if err := rt.turn(ctx, id, ignore); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		b.StartTimer()
@@ -176,11 +183,11 @@ func BenchmarkTurn(b *testing.B) {
 		b.Run(r.name, func(b *testing.B) {
 			for _, h := range historyTurns {
 				b.Run("history="+strconv.Itoa(h), func(b *testing.B) {
-					rt, err := r.new(context.Background(), h)
+					rt, err := r.new(context.Background(), 0)
 					if err != nil {
 						b.Fatal(err)
 					}
-					benchTurn(b, rt)
+					benchTurn(b, rt, h)
 				})
 			}
 		})

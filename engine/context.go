@@ -13,6 +13,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/contents"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -27,6 +28,7 @@ type invocation struct {
 	userContent *genai.Content
 	config      RunConfig
 	tree        *tree
+	contents    *contents.Cache
 	log         *slog.Logger
 	llmCalls    atomic.Int64
 

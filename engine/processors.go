@@ -147,10 +147,14 @@ func (a *LlmAgent) identityProcessor(call *llmCall) {
 }
 
 // contentsProcessor replaces the contents with the agent's view of the
-// history, then puts instruction contents before the latest user turn.
+// history, then puts instruction contents before the latest user turn. The
+// runner's cache reuses what earlier requests of the session built, so the
+// history is not rebuilt (or copied) on every model call.
 func (a *LlmAgent) contentsProcessor(ctx *InvocationContext, call *llmCall) {
 	instructionContents := call.req.Contents
-	call.req.Contents = contents.Build(ctx.Session().Events(), contents.Options{
+	sess := ctx.Session()
+	key := ctx.inv.appName + "\x00" + sess.UserID + "\x00" + sess.ID
+	call.req.Contents = ctx.inv.contents.Build(key, sess.Events(), contents.Options{
 		AgentName:       a.Name,
 		Branch:          ctx.Branch(),
 		CurrentTurnOnly: a.cfg.IncludeContents == IncludeContentsNone,

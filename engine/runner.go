@@ -14,6 +14,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/contents"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -60,13 +61,17 @@ type RunnerConfig struct {
 	AutoCreateSession bool
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
+	// ContentsCacheSessions bounds how many sessions' built request history
+	// the runner keeps for reuse; 0 means 1024.
+	ContentsCacheSessions int
 }
 
 // Runner runs an agent tree against a session service (google-adk Runner).
 // It is safe for concurrent use; its configuration never changes.
 type Runner struct {
-	cfg  RunnerConfig
-	tree *tree
+	cfg      RunnerConfig
+	tree     *tree
+	contents *contents.Cache
 }
 
 // NewRunner validates the agent tree and returns a Runner.
@@ -87,7 +92,10 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine.NewRunner: %w", err)
 	}
-	return &Runner{cfg: cfg, tree: t}, nil
+	if cfg.ContentsCacheSessions <= 0 {
+		cfg.ContentsCacheSessions = 1024
+	}
+	return &Runner{cfg: cfg, tree: t, contents: contents.NewCache(cfg.ContentsCacheSessions)}, nil
 }
 
 // Run appends msg to the session as the user's turn, runs the agent that
@@ -144,7 +152,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	inv := &invocation{
 		id: id, appName: r.cfg.AppName, session: sess,
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, plugins: r.cfg.Plugins,
-		config: cfg, tree: r.tree, log: r.cfg.Logger,
+		config: cfg, tree: r.tree, contents: r.contents, log: r.cfg.Logger,
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: r.tree.root, ended: new(atomic.Bool)}
 

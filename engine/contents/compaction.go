@@ -198,12 +198,12 @@ func recoverCompactedFunctionCalls(events, source []*session.Event) []*session.E
 	responseByCall := map[callKey]*session.Event{} // (call event, id) -> latest response event
 	surviving := map[callKey]bool{}
 	for _, e := range source {
-		for _, fc := range functionCalls(e) {
+		for fc := range functionCalls(e) {
 			if fc.ID != "" {
 				latestCall[fc.ID] = e
 			}
 		}
-		for _, fr := range functionResponses(e) {
+		for fr := range functionResponses(e) {
 			if fr.ID == "" {
 				continue
 			}
@@ -226,7 +226,7 @@ func recoverCompactedFunctionCalls(events, source []*session.Event) []*session.E
 	reinjectedCalls := map[*session.Event]bool{}
 	reinjectedResponses := map[*session.Event]bool{}
 	for _, e := range events {
-		for _, fr := range functionResponses(e) {
+		for fr := range functionResponses(e) {
 			if fr.ID == "" {
 				continue
 			}
@@ -236,7 +236,7 @@ func recoverCompactedFunctionCalls(events, source []*session.Event) []*session.E
 			}
 			out = append(out, call)
 			reinjectedCalls[call] = true
-			for _, sib := range functionCalls(call) {
+			for sib := range functionCalls(call) {
 				if sib.ID == "" {
 					continue
 				}

@@ -5,9 +5,14 @@
 //
 // Build is a pure function: it never modifies the events it is given, and
 // the contents it returns share no mutable state with them (see Build).
+// Cache gives the same results for a live session, reusing what it built
+// for the earlier part of the history, so that a model call's cost does not
+// grow with the length of the conversation.
 package contents
 
 import (
+	"iter"
+	"slices"
 	"time"
 
 	"google.golang.org/genai"
@@ -101,14 +106,14 @@ func currentTurnContents(events []*session.Event, opt Options) []*genai.Content 
 	var unmatched map[string]struct{}
 	for i := len(events) - 1; i >= 0; i-- {
 		e := events[i]
-		for _, fc := range functionCalls(e) {
+		for fc := range functionCalls(e) {
 			if fc.ID != "" {
 				delete(unmatched, fc.ID)
 			}
 		}
 		submitted := isSubmittedToolResult(e)
 		if submitted {
-			for _, fr := range functionResponses(e) {
+			for fr := range functionResponses(e) {
 				if _, ok := toolCallIDs[fr.ID]; fr.ID != "" && ok {
 					if unmatched == nil {
 						unmatched = map[string]struct{}{}
@@ -131,6 +136,37 @@ func currentTurnContents(events []*session.Event, opt Options) []*genai.Content 
 
 // buildContents is google-adk's _get_contents.
 func buildContents(events []*session.Event, opt Options, includeThoughts bool) []*genai.Content {
+	return buildContentsInfo(events, opt, includeThoughts, nil)
+}
+
+// buildInfo describes how buildContentsInfo's pipeline ended, as much as
+// Cache needs to tell whether a build of these events can be followed by a
+// build of later events (see Cache.Build).
+type buildInfo struct {
+	// toProcessEmpty: no event reached the transcription loop.
+	toProcessEmpty bool
+	// firstIn, firstOut: the first event of the loop carries input
+	// (output) transcription text, whatever its content.
+	firstIn, firstOut bool
+	// inCase, outCase: some event was aggregated as input (output)
+	// transcription.
+	inCase, outCase bool
+	// lastIn, lastOut: the last event of the loop was aggregated as input
+	// (output) transcription, so what it yields depends on what follows.
+	lastIn, lastOut bool
+	// accIn, accOut: text was left in the accumulators at the end.
+	accIn, accOut bool
+	// droppedEmpty: nothing was left after the orphaned responses were
+	// dropped, so no event here can be the trailing one.
+	droppedEmpty bool
+	// trailingRearranged: rearrangeForLatestFunctionResponse changed the
+	// events, which it would not have done had any event followed.
+	trailingRearranged bool
+}
+
+// buildContentsInfo is buildContents, describing its pipeline in info when
+// info is not nil.
+func buildContentsInfo(events []*session.Event, opt Options, includeThoughts bool, info *buildInfo) []*genai.Content {
 	live := applyRewinds(events)
 	toolCallIDs := collectFunctionCallIDs(live)
 
@@ -157,7 +193,7 @@ func buildContents(events []*session.Event, opt Options, includeThoughts bool) [
 	// Who made each function call, to spot responses to another agent's.
 	callAuthor := map[string]string{}
 	for _, e := range toProcess {
-		for _, fc := range functionCalls(e) {
+		for fc := range functionCalls(e) {
 			if fc.ID != "" {
 				callAuthor[fc.ID] = e.Author
 			}
@@ -166,7 +202,23 @@ func buildContents(events []*session.Event, opt Options, includeThoughts bool) [
 
 	filtered := make([]*session.Event, 0, len(toProcess))
 	var accIn, accOut string
+	if info != nil {
+		info.toProcessEmpty = len(toProcess) == 0
+		if len(toProcess) > 0 {
+			info.firstIn = hasInputTranscription(toProcess[0])
+			info.firstOut = hasOutputTranscription(toProcess[0])
+		}
+	}
 	for i, e := range toProcess {
+		if info != nil && e.Content == nil {
+			in := hasInputTranscription(e)
+			out := !in && hasOutputTranscription(e)
+			info.inCase = info.inCase || in
+			info.outCase = info.outCase || out
+			if i == len(toProcess)-1 {
+				info.lastIn, info.lastOut = in, out
+			}
+		}
 		if e.Content == nil {
 			var next *session.Event
 			if i != len(toProcess)-1 {
@@ -221,6 +273,11 @@ func buildContents(events []*session.Event, opt Options, includeThoughts bool) [
 
 	filtered = dropOrphanedFunctionResponses(filtered)
 	result := rearrangeForLatestFunctionResponse(filtered)
+	if info != nil {
+		info.accIn, info.accOut = accIn != "", accOut != ""
+		info.droppedEmpty = len(filtered) == 0
+		info.trailingRearranged = !slices.Equal(result, filtered)
+	}
 	result = rearrangeAsyncFunctionResponsesInHistory(result)
 	result = dropOrphanedFunctionCalls(result)
 
@@ -262,9 +319,29 @@ func parts(e *session.Event) []*genai.Part {
 	return e.Content.Parts
 }
 
-func functionCalls(e *session.Event) []*genai.FunctionCall { return e.FunctionCalls() }
+// functionCalls yields the function calls of the event's parts in order,
+// as Event.FunctionCalls lists them, without allocating.
+func functionCalls(e *session.Event) iter.Seq[*genai.FunctionCall] {
+	return func(yield func(*genai.FunctionCall) bool) {
+		for _, p := range parts(e) {
+			if p != nil && p.FunctionCall != nil && !yield(p.FunctionCall) {
+				return
+			}
+		}
+	}
+}
 
-func functionResponses(e *session.Event) []*genai.FunctionResponse { return e.FunctionResponses() }
+// functionResponses yields the function responses of the event's parts in
+// order, as Event.FunctionResponses lists them, without allocating.
+func functionResponses(e *session.Event) iter.Seq[*genai.FunctionResponse] {
+	return func(yield func(*genai.FunctionResponse) bool) {
+		for _, p := range parts(e) {
+			if p != nil && p.FunctionResponse != nil && !yield(p.FunctionResponse) {
+				return
+			}
+		}
+	}
+}
 
 func hasFunctionCalls(e *session.Event) bool {
 	for _, p := range parts(e) {
@@ -288,11 +365,23 @@ func hasFunctionResponses(e *session.Event) bool {
 func collectFunctionCallIDs(events []*session.Event) map[string]struct{} {
 	ids := map[string]struct{}{}
 	for _, e := range events {
-		for _, fc := range functionCalls(e) {
+		for fc := range functionCalls(e) {
 			if fc.ID != "" {
 				ids[fc.ID] = struct{}{}
 			}
 		}
 	}
 	return ids
+}
+
+// hasInputTranscription reports whether the event carries input
+// transcription text, the test the transcription loop makes.
+func hasInputTranscription(e *session.Event) bool {
+	return e.InputTranscription != nil && e.InputTranscription.Text != ""
+}
+
+// hasOutputTranscription reports whether the event carries output
+// transcription text.
+func hasOutputTranscription(e *session.Event) bool {
+	return e.OutputTranscription != nil && e.OutputTranscription.Text != ""
 }

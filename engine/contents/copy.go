@@ -1,6 +1,7 @@
 package contents
 
 import (
+	"maps"
 	"strings"
 
 	"google.golang.org/genai"
@@ -13,22 +14,40 @@ import (
 // to are copied, args and response maps deeply; byte payloads other than
 // thought signatures are shared. A nil part becomes an empty part.
 func copyContent(c *genai.Content, strip bool) *genai.Content {
+	if len(c.Parts) == 1 {
+		// The common case, in one allocation.
+		b := new(struct {
+			content genai.Content
+			parts   [1]*genai.Part
+			part    genai.Part
+		})
+		b.content.Role = c.Role
+		copyPartTo(&b.part, c.Parts[0], strip)
+		b.parts[0] = &b.part
+		b.content.Parts = b.parts[:]
+		return &b.content
+	}
 	out := &genai.Content{Role: c.Role}
 	if c.Parts == nil {
 		return out
 	}
 	out.Parts = make([]*genai.Part, len(c.Parts))
+	ps := make([]genai.Part, len(c.Parts))
 	for i, p := range c.Parts {
-		out.Parts[i] = copyPart(p, strip)
+		copyPartTo(&ps[i], p, strip)
+		out.Parts[i] = &ps[i]
 	}
 	return out
 }
 
-func copyPart(p *genai.Part, strip bool) *genai.Part {
+// copyPartTo sets *dst to a copy of p (an empty part for nil).
+func copyPartTo(dst *genai.Part, p *genai.Part, strip bool) {
 	if p == nil {
-		return &genai.Part{}
+		*dst = genai.Part{}
+		return
 	}
-	np := *p
+	*dst = *p
+	np := dst
 	if p.FunctionCall != nil {
 		fc := *p.FunctionCall
 		if strip && strings.HasPrefix(fc.ID, clientFunctionCallIDPrefix) {
@@ -104,15 +123,24 @@ func copyPart(p *genai.Part, strip bool) *genai.Part {
 		np.ThoughtSignature = append([]byte{}, p.ThoughtSignature...)
 	}
 	np.PartMetadata = copyMap(p.PartMetadata)
-	return &np
 }
 
-// copyMap deep-copies a JSON-like map, keeping nil nil.
+// copyMap deep-copies a JSON-like map, keeping nil nil, as
+// session.DeepCopy does: the map is cloned whole, then the values that are
+// not scalars are copied one by one.
 func copyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	return session.DeepCopy(m).(map[string]any)
+	out := maps.Clone(m)
+	for k, v := range out {
+		switch v.(type) {
+		case nil, string, bool, float64, int, int64:
+		default:
+			out[k] = session.DeepCopy(v)
+		}
+	}
+	return out
 }
 
 // clonePtr returns a pointer to a shallow copy of *p, or nil.

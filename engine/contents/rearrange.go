@@ -67,7 +67,7 @@ func rearrangeAsyncFunctionResponsesInHistory(events []*session.Event) []*sessio
 		if hasFunctionResponses(e) {
 			continue
 		}
-		for _, fc := range functionCalls(e) {
+		for fc := range functionCalls(e) {
 			callEvents[fc.ID] = append(callEvents[fc.ID], i)
 		}
 	}
@@ -79,7 +79,7 @@ func rearrangeAsyncFunctionResponsesInHistory(events []*session.Event) []*sessio
 	responsesByCall := map[callKey][]int{}
 	anyResponse := false
 	for i, e := range events {
-		for _, fr := range functionResponses(e) {
+		for fr := range functionResponses(e) {
 			anyResponse = true
 			idx := callEvents[fr.ID]
 			if len(idx) == 0 {
@@ -133,7 +133,7 @@ func rearrangeAsyncFunctionResponsesInHistory(events []*session.Event) []*sessio
 			continue
 		}
 		var latest []int
-		for _, fc := range functionCalls(e) {
+		for fc := range functionCalls(e) {
 			if r := responsesByCall[callKey{fc.ID, i}]; len(r) > 0 {
 				last := r[len(r)-1]
 				dup := false
@@ -198,7 +198,7 @@ func dropOrphanedFunctionResponses(events []*session.Event) []*session.Event {
 		} else {
 			out = append(out, e)
 		}
-		for _, fc := range functionCalls(e) {
+		for fc := range functionCalls(e) {
 			if fc.ID != "" {
 				seenIDs[fc.ID] = true
 			} else if fc.Name != "" {
@@ -216,7 +216,7 @@ func dropOrphanedFunctionCalls(events []*session.Event) []*session.Event {
 	responded := map[string]bool{}
 	longRunning := map[string]bool{}
 	for _, e := range events {
-		for _, fr := range functionResponses(e) {
+		for fr := range functionResponses(e) {
 			if fr.ID != "" {
 				responded[fr.ID] = true
 			}
@@ -257,7 +257,7 @@ func dropOrphanedFunctionCalls(events []*session.Event) []*session.Event {
 // same name), or -1.
 func owningCallIndex(history []*session.Event, fr *genai.FunctionResponse) int {
 	for i := len(history) - 1; i >= 0; i-- {
-		for _, fc := range functionCalls(history[i]) {
+		for fc := range functionCalls(history[i]) {
 			if fr.ID != "" {
 				if fc.ID == fr.ID {
 					return i
