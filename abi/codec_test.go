@@ -1,0 +1,211 @@
+package abi_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/adkhost/adkhost/abi"
+)
+
+func TestEncodeSetsVersion(t *testing.T) {
+	b, err := abi.Encode(&abi.ToolCallOutput{Result: map[string]any{"ok": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"abiVersion":1,"result":{"ok":true}}`; got != want {
+		t.Fatalf("Encode = %s, want %s", got, want)
+	}
+	if _, err := abi.Encode(&abi.ToolCallOutput{Header: abi.Header{ABIVersion: 2}}); !errors.Is(err, abi.ErrVersion) {
+		t.Fatalf("encoding v2: %v, want ErrVersion", err)
+	}
+}
+
+func TestDecodeIsStrict(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		max      int
+		kind     error
+		msg      string
+	}{
+		{"ok", `{"abiVersion":1,"result":{"a":1}}`, 0, nil, ""},
+		{"whitespace around", " \n{\"abiVersion\":1}\t ", 0, nil, ""},
+		{"empty", ``, 0, abi.ErrMalformed, "abi: malformed message: empty"},
+		{"unknown field", `{"abiVersion":1,"reslt":{}}`, 0, abi.ErrMalformed, `abi: malformed message: json: unknown field "reslt"`},
+		{"trailing data", `{"abiVersion":1}{}`, 0, abi.ErrMalformed, "abi: malformed message: data after the JSON value at offset 16"},
+		{"wrong type", `{"abiVersion":1,"error":3}`, 0, abi.ErrMalformed, "abi: malformed message: json: cannot unmarshal number into Go struct field ToolCallOutput.error of type string"},
+		{"not an object", `[1]`, 0, abi.ErrMalformed, "abi: malformed message: json: cannot unmarshal array into Go value of type abi.ToolCallOutput"},
+		{"no version", `{"result":1}`, 0, abi.ErrVersion, "abi: unsupported abiVersion: abiVersion is missing, want 1"},
+		{"future version", `{"abiVersion":2}`, 0, abi.ErrVersion, "abi: unsupported abiVersion: abiVersion is 2, want 1"},
+		{"too large", `{"abiVersion":1,"error":"xxxxxxxxxx"}`, 20, abi.ErrTooLarge, "abi: message too large: 37 bytes, limit 20"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out abi.ToolCallOutput
+			err := abi.Decode([]byte(tc.in), &out, tc.max)
+			if tc.kind == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, tc.kind) || err.Error() != tc.msg {
+				t.Fatalf("err = %v, want %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+// TestWireNames pins the JSON of the mirrored engine types to google-adk's
+// camelCase names.
+func TestWireNames(t *testing.T) {
+	ev := abi.Event{
+		LlmResponse: abi.LlmResponse{
+			Content:       &abi.Content{Role: "model", Parts: []*abi.Part{{FunctionCall: &abi.FunctionCall{ID: "c1", Name: "get", Args: map[string]any{"q": "x"}}}}},
+			UsageMetadata: &abi.UsageMetadata{PromptTokenCount: 3, TotalTokenCount: 5},
+			FinishReason:  "STOP",
+		},
+		ID: "e1", InvocationID: "i1", Author: "root", Branch: "root.a",
+		Actions: abi.EventActions{
+			StateDelta:                 map[string]any{"app:k": 1},
+			ArtifactDelta:              map[string]int{"f.txt": 0},
+			TransferToAgent:            "b",
+			RequestedToolConfirmations: map[string]abi.ToolConfirmation{"c1": {Hint: "sure?"}},
+			SkipSummarization:          true,
+		},
+		LongRunningToolIDs: []string{"c1"},
+		Timestamp:          1.5,
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"content":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"get","args":{"q":"x"}}}]},"finishReason":"STOP","usageMetadata":{"promptTokenCount":3,"totalTokenCount":5},"id":"e1","invocationId":"i1","author":"root","branch":"root.a","actions":{"skipSummarization":true,"stateDelta":{"app:k":1},"artifactDelta":{"f.txt":0},"transferToAgent":"b","requestedToolConfirmations":{"c1":{"hint":"sure?","confirmed":false}}},"longRunningToolIds":["c1"],"timestamp":1.5}`
+	if string(b) != want {
+		t.Fatalf("event JSON\n got %s\nwant %s", b, want)
+	}
+	var back abi.Event
+	if err := abi.DecodeValue(b, &back, 0); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := json.Marshal(back)
+	if string(b2) != want {
+		t.Fatalf("round trip\n got %s\nwant %s", b2, want)
+	}
+}
+
+func TestHookTable(t *testing.T) {
+	if len(abi.Hooks()) != 13 {
+		t.Fatalf("%d hooks", len(abi.Hooks()))
+	}
+	for _, h := range abi.Hooks() {
+		if !h.Known() || h.NewInput() == nil || h.NewOutput() == nil {
+			t.Errorf("hook %s has no messages", h)
+		}
+		if got, ok := abi.HookForExport(h.Export()); !ok || got != h {
+			t.Errorf("HookForExport(%s) = %s, %v", h.Export(), got, ok)
+		}
+		if !strings.HasPrefix(h.Export(), abi.ExportPrefix) {
+			t.Errorf("export %s", h.Export())
+		}
+	}
+	for _, name := range []string{"adkhost_describe", "adkhost_alloc", "tool_call", "adkhost_nope"} {
+		if _, ok := abi.HookForExport(name); ok {
+			t.Errorf("HookForExport(%s) matched", name)
+		}
+	}
+	for _, op := range []string{abi.ImportStateGet, abi.ImportLog, abi.ImportHTTPRequest} {
+		if _, ok := abi.ImportCapability(op); !ok {
+			t.Errorf("ImportCapability(%s) unknown", op)
+		}
+	}
+	if c, _ := abi.ImportCapability(abi.ImportArtifactSave); c != abi.CapArtifacts {
+		t.Errorf("artifact_save needs %q", c)
+	}
+}
+
+func TestDescribeValidate(t *testing.T) {
+	valid := func() abi.Describe {
+		return abi.Describe{
+			Header: abi.Header{ABIVersion: 1},
+			Name:   "weather",
+			Tools: []abi.ToolDecl{{Name: "get_weather", Description: "d",
+				Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
+			Hooks:        []abi.Hook{abi.HookToolCall, abi.HookBeforeModel},
+			Capabilities: []abi.Capability{abi.CapHTTP},
+		}
+	}
+	d := valid()
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Tool("get_weather"); !ok || !d.Implements(abi.HookBeforeModel) || !d.Asks(abi.CapHTTP) || d.Asks(abi.CapFS) {
+		t.Fatal("accessors")
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*abi.Describe)
+		msg    string
+	}{
+		{"bad module name", func(d *abi.Describe) { d.Name = "9lives" }, `module name "9lives" is not a valid name`},
+		{"bad tool name", func(d *abi.Describe) { d.Tools[0].Name = "get weather" }, `tools[0]: name "get weather" is not a valid function name`},
+		{"duplicate tool", func(d *abi.Describe) { d.Tools = append(d.Tools, d.Tools[0]) }, `tools[1]: tool "get_weather" is declared twice`},
+		{"array schema", func(d *abi.Describe) { d.Tools[0].Parameters = json.RawMessage(`[]`) }, `tool "get_weather": parameters must be a JSON Schema object`},
+		{"string schema", func(d *abi.Describe) { d.Tools[0].Parameters = json.RawMessage(`{"type":"string"}`) }, `parameters schema has type string, want "object"`},
+		{"unknown hook", func(d *abi.Describe) { d.Hooks = append(d.Hooks, "on_sunrise") }, `unknown hook "on_sunrise"`},
+		{"duplicate hook", func(d *abi.Describe) { d.Hooks = append(d.Hooks, abi.HookBeforeModel) }, `hook "before_model" is listed twice`},
+		{"tools without tool_call", func(d *abi.Describe) { d.Hooks = d.Hooks[1:] }, `declares 1 tools but not the "tool_call" hook`},
+		{"tool_call without tools", func(d *abi.Describe) { d.Tools = nil }, `lists the "tool_call" hook but declares no tools`},
+		{"unknown capability", func(d *abi.Describe) { d.Capabilities = []abi.Capability{"root"} }, `unknown capability "root"`},
+		{"version", func(d *abi.Describe) { d.ABIVersion = 0 }, `abiVersion is 0, want 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := valid()
+			tc.change(&d)
+			err := d.Validate()
+			if !errors.Is(err, abi.ErrInvalidDescribe) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestValidNames(t *testing.T) {
+	for s, want := range map[string]bool{
+		"a": true, "_x": true, "get_weather": true, "a.b-c9": true, strings.Repeat("a", 64): true,
+		"": false, "9a": false, "-a": false, "a b": false, "é": false, strings.Repeat("a", 65): false,
+	} {
+		if abi.ValidName(s) != want {
+			t.Errorf("ValidName(%q) = %v", s, !want)
+		}
+	}
+	for s, want := range map[string]bool{
+		"k": true, "app:k": true, "temp:x": true, "user:": false, "": false, "\xff": false, strings.Repeat("k", 257): false,
+	} {
+		if abi.ValidStateKey(s) != want {
+			t.Errorf("ValidStateKey(%q) = %v", s, !want)
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	var err error = abi.StatusNotFound
+	var s abi.Status
+	if !errors.As(err, &s) || s != abi.StatusNotFound || err.Error() != "abi: status NOT_FOUND" {
+		t.Fatalf("%v", err)
+	}
+	if abi.Status(99).String() != "STATUS_99" || abi.StatusAllocFailed.String() != "ALLOC_FAILED" {
+		t.Fatal("names")
+	}
+}
+
+func TestUnavailableHost(t *testing.T) {
+	var h abi.Host = abi.UnavailableHost{}
+	if _, err := h.StateGet(t.Context(), "k"); err != abi.StatusUnavailable {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(abi.Hooks()[0], abi.HookToolCall) {
+		t.Fatal("order")
+	}
+}

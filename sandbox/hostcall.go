@@ -1,0 +1,315 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/adkhost/adkhost/abi"
+)
+
+// callState is what the host functions of one call see: the pool's limits
+// and grants, the call's abi.Host, and for the native transport the
+// instance whose allocator receives results. It reaches them through the
+// call's context (callKey), so one set of host functions serves every call.
+type callState struct {
+	spec   *poolSpec
+	host   abi.Host
+	native *nativeInstance
+}
+
+// allowed checks the capability an operation needs.
+func (cs *callState) allowed(op string) abi.Status {
+	c, ok := abi.ImportCapability(op)
+	if !ok {
+		return abi.StatusInvalidArgument
+	}
+	if c != "" && !cs.spec.caps[c] {
+		return abi.StatusDenied
+	}
+	return abi.StatusOK
+}
+
+// hostFor returns the Host for op, or a status: denied without the
+// capability, unavailable without a Host.
+func (cs *callState) hostFor(op string) (abi.Host, abi.Status) {
+	if s := cs.allowed(op); s != abi.StatusOK {
+		return nil, s
+	}
+	if cs.host == nil {
+		return nil, abi.StatusUnavailable
+	}
+	return cs.host, abi.StatusOK
+}
+
+// status maps a Host method's error to a status.
+func (cs *callState) status(op string, err error) abi.Status {
+	if err == nil {
+		return abi.StatusOK
+	}
+	var s abi.Status
+	if errors.As(err, &s) {
+		return s
+	}
+	cs.spec.logger.Debug("host function failed", "op", op, "err", err)
+	return abi.StatusFailed
+}
+
+func validText(s string) bool { return s != "" && utf8.ValidString(s) }
+
+func (cs *callState) stateGet(ctx context.Context, key string) ([]byte, abi.Status) {
+	h, s := cs.hostFor(abi.ImportStateGet)
+	if s != abi.StatusOK {
+		return nil, s
+	}
+	if !abi.ValidStateKey(key) {
+		return nil, abi.StatusInvalidArgument
+	}
+	v, err := h.StateGet(ctx, key)
+	if s := cs.status(abi.ImportStateGet, err); s != abi.StatusOK {
+		return nil, s
+	}
+	if len(v) == 0 {
+		v = json.RawMessage("null")
+	}
+	return v, abi.StatusOK
+}
+
+func (cs *callState) stateSet(ctx context.Context, key string, value []byte) abi.Status {
+	h, s := cs.hostFor(abi.ImportStateSet)
+	if s != abi.StatusOK {
+		return s
+	}
+	if !abi.ValidStateKey(key) || !json.Valid(value) {
+		return abi.StatusInvalidArgument
+	}
+	return cs.status(abi.ImportStateSet, h.StateSet(ctx, key, value))
+}
+
+func (cs *callState) stateDelete(ctx context.Context, key string) abi.Status {
+	h, s := cs.hostFor(abi.ImportStateDelete)
+	if s != abi.StatusOK {
+		return s
+	}
+	if !abi.ValidStateKey(key) {
+		return abi.StatusInvalidArgument
+	}
+	return cs.status(abi.ImportStateDelete, h.StateDelete(ctx, key))
+}
+
+func (cs *callState) transferToAgent(ctx context.Context, agent string) abi.Status {
+	h, s := cs.hostFor(abi.ImportTransferToAgent)
+	if s != abi.StatusOK {
+		return s
+	}
+	if !validText(agent) {
+		return abi.StatusInvalidArgument
+	}
+	return cs.status(abi.ImportTransferToAgent, h.TransferToAgent(ctx, agent))
+}
+
+func (cs *callState) escalate(ctx context.Context) abi.Status {
+	h, s := cs.hostFor(abi.ImportEscalate)
+	if s != abi.StatusOK {
+		return s
+	}
+	return cs.status(abi.ImportEscalate, h.Escalate(ctx))
+}
+
+func (cs *callState) skipSummarization(ctx context.Context) abi.Status {
+	h, s := cs.hostFor(abi.ImportSkipSummarization)
+	if s != abi.StatusOK {
+		return s
+	}
+	return cs.status(abi.ImportSkipSummarization, h.SkipSummarization(ctx))
+}
+
+func (cs *callState) requestConfirmation(ctx context.Context, hint string, payload []byte) abi.Status {
+	h, s := cs.hostFor(abi.ImportRequestConfirmation)
+	if s != abi.StatusOK {
+		return s
+	}
+	if !utf8.ValidString(hint) || (len(payload) > 0 && !json.Valid(payload)) {
+		return abi.StatusInvalidArgument
+	}
+	var p json.RawMessage
+	if len(payload) > 0 {
+		p = payload
+	}
+	return cs.status(abi.ImportRequestConfirmation, h.RequestConfirmation(ctx, hint, p))
+}
+
+func (cs *callState) artifactLoad(ctx context.Context, name string, version int) ([]byte, abi.Status) {
+	h, s := cs.hostFor(abi.ImportArtifactLoad)
+	if s != abi.StatusOK {
+		return nil, s
+	}
+	if !validText(name) || version < -1 {
+		return nil, abi.StatusInvalidArgument
+	}
+	part, err := h.ArtifactLoad(ctx, name, version)
+	if s := cs.status(abi.ImportArtifactLoad, err); s != abi.StatusOK {
+		return nil, s
+	}
+	if part == nil {
+		return nil, abi.StatusNotFound
+	}
+	return cs.marshal(abi.ImportArtifactLoad, part)
+}
+
+func (cs *callState) artifactSave(ctx context.Context, name string, partJSON []byte) (int, abi.Status) {
+	h, s := cs.hostFor(abi.ImportArtifactSave)
+	if s != abi.StatusOK {
+		return 0, s
+	}
+	var part abi.Part
+	if !validText(name) || abi.DecodeValue(partJSON, &part, cs.spec.limits.MaxOutputBytes) != nil {
+		return 0, abi.StatusInvalidArgument
+	}
+	v, err := h.ArtifactSave(ctx, name, &part)
+	if s := cs.status(abi.ImportArtifactSave, err); s != abi.StatusOK {
+		return 0, s
+	}
+	return v, abi.StatusOK
+}
+
+func (cs *callState) artifactList(ctx context.Context) ([]byte, abi.Status) {
+	h, s := cs.hostFor(abi.ImportArtifactList)
+	if s != abi.StatusOK {
+		return nil, s
+	}
+	names, err := h.ArtifactList(ctx)
+	if s := cs.status(abi.ImportArtifactList, err); s != abi.StatusOK {
+		return nil, s
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return cs.marshal(abi.ImportArtifactList, names)
+}
+
+// log sends a guest's line to the call's Host, or to the runtime's logger
+// when the call has none. It needs no capability.
+func (cs *callState) log(ctx context.Context, level int, msg string) abi.Status {
+	if !utf8.ValidString(msg) {
+		return abi.StatusInvalidArgument
+	}
+	if cs.host != nil {
+		cs.host.Log(ctx, slog.Level(level), msg)
+		return abi.StatusOK
+	}
+	cs.spec.logger.Log(ctx, slog.Level(level), msg, "source", "guest")
+	return abi.StatusOK
+}
+
+func (cs *callState) invocationInfo(ctx context.Context) ([]byte, abi.Status) {
+	if cs.host == nil {
+		return nil, abi.StatusUnavailable
+	}
+	info, err := cs.host.InvocationInfo(ctx)
+	if s := cs.status(abi.ImportInvocationInfo, err); s != abi.StatusOK {
+		return nil, s
+	}
+	if info == nil {
+		return nil, abi.StatusUnavailable
+	}
+	return cs.marshal(abi.ImportInvocationInfo, info)
+}
+
+// configGet returns a granted config value, as raw bytes.
+func (cs *callState) configGet(key string) (string, abi.Status) {
+	if s := cs.allowed(abi.ImportConfigGet); s != abi.StatusOK {
+		return "", s
+	}
+	if !validText(key) {
+		return "", abi.StatusInvalidArgument
+	}
+	v, ok := cs.spec.grants.Config[key]
+	if !ok {
+		return "", abi.StatusNotFound
+	}
+	return v, abi.StatusOK
+}
+
+func (cs *callState) httpRequest(ctx context.Context, reqJSON []byte) ([]byte, abi.Status) {
+	if s := cs.allowed(abi.ImportHTTPRequest); s != abi.StatusOK {
+		return nil, s
+	}
+	var req abi.HTTPRequest
+	if err := abi.DecodeValue(reqJSON, &req, cs.spec.limits.MaxOutputBytes); err != nil {
+		return nil, abi.StatusInvalidArgument
+	}
+	resp, s := doHTTP(ctx, cs.spec.http, cs.spec.grants.HTTP, cs.spec.httpMax, &req)
+	if s != abi.StatusOK {
+		cs.spec.logger.Debug("http_request refused or failed", "url", req.URL, "status", s)
+		return nil, s
+	}
+	return cs.marshal(abi.ImportHTTPRequest, resp)
+}
+
+func (cs *callState) marshal(op string, v any) ([]byte, abi.Status) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		cs.spec.logger.Debug("host function result", "op", op, "err", err)
+		return nil, abi.StatusFailed
+	}
+	return b, abi.StatusOK
+}
+
+// dispatch runs an Extism transport host call: the same operations, with
+// arguments and result as JSON.
+func (cs *callState) dispatch(ctx context.Context, c *abi.HostCall) *abi.HostReply {
+	r := &abi.HostReply{}
+	var v []byte
+	s := abi.StatusOK
+	switch c.Op {
+	case abi.ImportStateGet:
+		v, s = cs.stateGet(ctx, c.Key)
+	case abi.ImportStateSet:
+		s = cs.stateSet(ctx, c.Key, c.Value)
+	case abi.ImportStateDelete:
+		s = cs.stateDelete(ctx, c.Key)
+	case abi.ImportTransferToAgent:
+		s = cs.transferToAgent(ctx, c.Name)
+	case abi.ImportEscalate:
+		s = cs.escalate(ctx)
+	case abi.ImportSkipSummarization:
+		s = cs.skipSummarization(ctx)
+	case abi.ImportRequestConfirmation:
+		s = cs.requestConfirmation(ctx, c.Hint, c.Value)
+	case abi.ImportArtifactLoad:
+		version := -1
+		if c.Version != nil {
+			version = *c.Version
+		}
+		v, s = cs.artifactLoad(ctx, c.Name, version)
+	case abi.ImportArtifactSave:
+		var n int
+		if n, s = cs.artifactSave(ctx, c.Name, c.Value); s == abi.StatusOK {
+			v = strconv.AppendInt(nil, int64(n), 10)
+		}
+	case abi.ImportArtifactList:
+		v, s = cs.artifactList(ctx)
+	case abi.ImportLog:
+		s = cs.log(ctx, c.Level, c.Message)
+	case abi.ImportInvocationInfo:
+		v, s = cs.invocationInfo(ctx)
+	case abi.ImportConfigGet:
+		var str string
+		if str, s = cs.configGet(c.Key); s == abi.StatusOK {
+			v, _ = json.Marshal(str)
+		}
+	case abi.ImportHTTPRequest:
+		v, s = cs.httpRequest(ctx, c.Value)
+	default:
+		s = abi.StatusInvalidArgument
+	}
+	if s == abi.StatusOK && len(v) > cs.spec.limits.MaxInputBytes {
+		s, v = abi.StatusTooLarge, nil
+	}
+	r.Status, r.Value = s, v
+	return r
+}

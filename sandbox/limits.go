@@ -1,0 +1,147 @@
+package sandbox
+
+import (
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/adkhost/adkhost/abi"
+)
+
+// Default limits, used for every zero field of Limits.
+const (
+	DefaultMemoryPages    = 1024 // 64 MiB
+	DefaultTimeout        = 10 * time.Second
+	DefaultMaxInputBytes  = 4 << 20
+	DefaultMaxOutputBytes = 4 << 20
+	// DefaultHTTPResponseBytes bounds an http_request response body.
+	DefaultHTTPResponseBytes = 4 << 20
+)
+
+// Limits bound what one module's instances may use. A zero field takes its
+// default; the zero Limits is the defaults.
+type Limits struct {
+	// MemoryPages is the largest linear memory of an instance, in 64 KiB
+	// pages (default 1024, 64 MiB). A guest asking for more sees
+	// memory.grow fail; most guests then trap, and the call fails with
+	// ErrMemoryLimit (on the Extism transport, where go-sdk enforces the
+	// limit, with ErrTrap). A module whose initial memory exceeds it is
+	// refused.
+	MemoryPages uint32
+	// Timeout is the wall time of one call, host functions included
+	// (default 10 s). At the deadline the instance is closed, which stops
+	// even an infinite loop, and the call fails with ErrTimeout.
+	Timeout time.Duration
+	// MaxInputBytes bounds a call's input and every result a host function
+	// hands the guest (default 4 MiB).
+	MaxInputBytes int
+	// MaxOutputBytes bounds a call's output and every argument the guest
+	// hands a host function (default 4 MiB).
+	MaxOutputBytes int
+	// MaxInstances bounds the instances of the pool, so the calls it runs
+	// at once (default GOMAXPROCS). A call waits for an instance.
+	MaxInstances int
+}
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.MemoryPages == 0 {
+		l.MemoryPages = DefaultMemoryPages
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxInputBytes <= 0 {
+		l.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if l.MaxOutputBytes <= 0 {
+		l.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if l.MaxInstances <= 0 {
+		l.MaxInstances = runtime.GOMAXPROCS(0)
+	}
+	return l
+}
+
+// Grants are what the embedder lets a module use. The zero Grants grants
+// nothing: no host state, no filesystem, no environment, no network, a fake
+// clock and a deterministic random source (wazero's defaults). A module gets
+// what it asks for in its describe message, and Runtime.Pool refuses a
+// module that asks for more than is granted; what is granted but not asked
+// for is withheld.
+type Grants struct {
+	// State, Actions and Artifacts let the module's host calls of those
+	// groups reach the call's abi.Host (abi.CapState, CapActions,
+	// CapArtifacts).
+	State, Actions, Artifacts bool
+	// Config holds the values config_get returns (abi.CapConfig, granted
+	// when non-nil). On the Extism transport they are also the plugin's
+	// Extism config.
+	Config map[string]string
+	// HTTP lists where http_request may go (abi.CapHTTP, granted when
+	// HTTP.Hosts is not empty).
+	HTTP HTTPGrant
+	// Dirs are host directories mounted read-only (abi.CapFS, granted when
+	// not empty).
+	Dirs []Dir
+	// Env holds the WASI environment (abi.CapEnv, granted when non-nil).
+	Env map[string]string
+	// Clock gives the real wall and monotonic clocks and sleep
+	// (abi.CapClock); Random gives crypto/rand (abi.CapRandom).
+	Clock, Random bool
+}
+
+// HTTPGrant lists the destinations of http_request.
+type HTTPGrant struct {
+	// Hosts are host names, "*.example.com" for any subdomain, or
+	// "host:port" to allow one port only. Every redirect is checked again.
+	Hosts []string
+	// AllowPrivate allows loopback, private, link-local and other
+	// non-public addresses, checked on the address actually dialled. Off,
+	// a host name resolving to one of them is refused.
+	AllowPrivate bool
+	// MaxResponseBytes bounds a response body (default 4 MiB).
+	MaxResponseBytes int
+}
+
+// Dir mounts HostPath read-only at GuestPath.
+type Dir struct {
+	HostPath, GuestPath string
+}
+
+// granted reports whether g grants capability c.
+func (g *Grants) granted(c abi.Capability) bool {
+	switch c {
+	case abi.CapState:
+		return g.State
+	case abi.CapActions:
+		return g.Actions
+	case abi.CapArtifacts:
+		return g.Artifacts
+	case abi.CapConfig:
+		return g.Config != nil
+	case abi.CapHTTP:
+		return len(g.HTTP.Hosts) > 0
+	case abi.CapFS:
+		return len(g.Dirs) > 0
+	case abi.CapEnv:
+		return g.Env != nil
+	case abi.CapClock:
+		return g.Clock
+	case abi.CapRandom:
+		return g.Random
+	}
+	return false
+}
+
+// missing returns the capabilities asked for and not granted.
+func (g *Grants) missing(asked []abi.Capability) []string {
+	var out []string
+	for _, c := range asked {
+		if !g.granted(c) {
+			out = append(out, string(c))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
