@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 	"math"
 	"reflect"
 	"regexp"
@@ -156,7 +157,8 @@ func writePyString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
-// pyFloatRepr is Python's repr(float) (and json.dumps of a float).
+// pyFloatRepr is json.dumps of a float: Python's repr(float), with the
+// names json uses for the non-finite values.
 func pyFloatRepr(f float64) string {
 	switch {
 	case math.IsNaN(f):
@@ -166,43 +168,7 @@ func pyFloatRepr(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	// Shortest round-trip digits and exponent: d.ddd e±x.
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	sign := ""
-	if e[0] == '-' {
-		sign, e = "-", e[1:]
-	}
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	decpt := exp + 1 // position of the decimal point relative to digits
-	if decpt > -4 && decpt <= 16 {
-		var s string
-		switch {
-		case decpt <= 0:
-			s = "0." + strings.Repeat("0", -decpt) + digits
-		case decpt >= len(digits):
-			s = digits + strings.Repeat("0", decpt-len(digits)) + ".0"
-		default:
-			s = digits[:decpt] + "." + digits[decpt:]
-		}
-		return sign + s
-	}
-	m := digits[:1]
-	if len(digits) > 1 {
-		m += "." + digits[1:]
-	}
-	es := "+"
-	if exp < 0 {
-		es, exp = "-", -exp
-	}
-	return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
+	return pyfmt.FloatRepr(f)
 }
 
 var idRe = regexp.MustCompile(`(adk-|e-)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)

@@ -3,8 +3,9 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 	"strings"
-	"unicode"
 )
 
 // PyError is an exception a scenario raises (`raise` / `error`): its
@@ -26,40 +27,7 @@ func (e *PyError) Error() string {
 func (e *PyError) PythonType() string { return e.Type }
 
 // pyStrRepr is Python's repr() of a str.
-func pyStrRepr(s string) string {
-	q := "'"
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = `"`
-	}
-	var b strings.Builder
-	b.WriteString(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case string(r) == q:
-			b.WriteString(`\` + q)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case !unicode.IsPrint(r) && r != ' ':
-			if r <= 0xffff {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			} else {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteString(q)
-	return b.String()
-}
+func pyStrRepr(s string) string { return pyfmt.StringRepr(s) }
 
 type pythonTyped interface{ PythonType() string }
 
@@ -114,29 +82,7 @@ func pyErrorString(err error) string {
 
 // deepCopy copies plain values (maps, slices) so scenario data is never
 // aliased by the engine.
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		if t == nil {
-			return t
-		}
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = deepCopy(x)
-		}
-		return m
-	case []any:
-		if t == nil {
-			return t
-		}
-		s := make([]any, len(t))
-		for i, x := range t {
-			s[i] = deepCopy(x)
-		}
-		return s
-	}
-	return v
-}
+func deepCopy(v any) any { return session.DeepCopy(v) }
 
 func deepCopyMap(m map[string]any) map[string]any {
 	if m == nil {

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adkhost/adkhost/engine/internal/pyfmt"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adkhost/adkhost/engine/internal/pyfmt"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
 // MIME types Gemini accepts as inline data, and the exceptions it rejects.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
-	"github.com/adkhost/adkhost/engine/internal/pyfmt"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
