@@ -16,8 +16,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/callbacks"
-	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
 // handleFunctionCalls runs the calls of fcEvent and yields the merged

@@ -5,8 +5,8 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
 // Markers fencing another agent's relayed content (google-adk _fencing).

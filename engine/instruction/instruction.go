@@ -13,8 +13,8 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
-	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
 // Source is what a template is resolved against.
