@@ -1,0 +1,95 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+// Tool is a tool a module declares, as an engine tool: Run calls the
+// module's tool_call hook. Its declaration is what a tool.Function with the
+// same name, description and parameters declares: the parameters as
+// parametersJsonSchema, the response schema, if any, as responseJsonSchema;
+// a long-running tool's description gets tool.LongRunningNote, as
+// google-adk's LongRunningFunctionTool appends it.
+//
+// The module checks its own arguments: unlike tool.Function, Tool does not
+// check the schema's "required" list before the call.
+type Tool struct {
+	m           *Module
+	name        string
+	description string
+	longRunning bool
+	params      map[string]any
+	response    map[string]any
+}
+
+var _ tool.Tool = (*Tool)(nil)
+
+func newTool(m *Module, d abi.ToolDecl) (*Tool, error) {
+	t := &Tool{m: m, name: d.Name, description: d.Description, longRunning: d.LongRunning}
+	var err error
+	if t.params, err = schema(d.Parameters); err != nil {
+		return nil, fmt.Errorf("tool %q: parameters: %w", d.Name, err)
+	}
+	if t.response, err = schema(d.Response); err != nil {
+		return nil, fmt.Errorf("tool %q: response: %w", d.Name, err)
+	}
+	if t.longRunning {
+		if t.description == "" {
+			t.description = strings.TrimLeft(tool.LongRunningNote, "\n")
+		} else {
+			t.description += tool.LongRunningNote
+		}
+	}
+	return t, nil
+}
+
+func (t *Tool) Name() string        { return t.name }
+func (t *Tool) Description() string { return t.description }
+func (t *Tool) IsLongRunning() bool { return t.longRunning }
+
+// Module returns the module that provides the tool.
+func (t *Tool) Module() *Module { return t.m }
+
+// Declaration implements tool.Tool. The schemas are shared between calls
+// and must not be modified.
+func (t *Tool) Declaration() *genai.FunctionDeclaration {
+	d := &genai.FunctionDeclaration{Name: t.name, Description: t.description}
+	if t.params != nil {
+		d.ParametersJsonSchema = t.params
+	}
+	if t.response != nil {
+		d.ResponseJsonSchema = t.response
+	}
+	return d
+}
+
+// Run calls the module's tool_call hook. The guest's host functions act on
+// ctx as a Go tool's calls would: state writes and actions land on the
+// function response event. The result is the guest's: an object is the
+// function response, another value v becomes {"result": v}, and nil from a
+// long-running tool means the answer comes later. A failure is an *Error,
+// which the engine hands to the on_tool_error callbacks.
+//
+// Cost: one pooled call; encoding args and decoding the result as JSON.
+func (t *Tool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	h := toolHost(t.m, abi.HookToolCall, ctx)
+	in := &abi.ToolCallInput{Context: h.info(), Tool: t.name, Args: args}
+	if c := ctx.ToolConfirmation(); c != nil {
+		in.Confirmation = &abi.ToolConfirmation{Hint: c.Hint, Confirmed: c.Confirmed, Payload: c.Payload}
+	}
+	out, err := invoke[abi.ToolCallOutput](ctx, t.m, abi.HookToolCall, t.name, in, h)
+	if err != nil {
+		return nil, err
+	}
+	return out.Result, nil
+}
