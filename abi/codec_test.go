@@ -209,3 +209,19 @@ func TestUnavailableHost(t *testing.T) {
 		t.Fatal("order")
 	}
 }
+
+// An empty map is an answer ("skip the tool with {}"), distinct from no
+// answer, as in google-adk's callback chain (first non-None result wins).
+func TestEmptyMapAnswersSurviveTheWire(t *testing.T) {
+	b, err := abi.Encode(&abi.BeforeToolOutput{Header: abi.Header{ABIVersion: abi.Version}, Result: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out abi.BeforeToolOutput
+	if err := abi.Decode(b, &out, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out.Result == nil || len(out.Result) != 0 || out.Args != nil {
+		t.Fatalf("decoded %s as result=%v args=%v; want an empty (non-nil) result and nil args", b, out.Result, out.Args)
+	}
+}

@@ -119,8 +119,8 @@ type BeforeToolInput struct {
 // (google-adk's callbacks edit args in place).
 type BeforeToolOutput struct {
 	Header
-	Result map[string]any `json:"result,omitempty"`
-	Args   map[string]any `json:"args,omitempty"`
+	Result map[string]any `json:"result,omitzero"`
+	Args   map[string]any `json:"args,omitzero"`
 	Error  string         `json:"error,omitempty"`
 }
 
@@ -148,7 +148,7 @@ type ToolErrorInput struct {
 // of failing (on_tool_error).
 type ToolOutput struct {
 	Header
-	Result map[string]any `json:"result,omitempty"`
+	Result map[string]any `json:"result,omitzero"`
 	Error  string         `json:"error,omitempty"`
 }
 

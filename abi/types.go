@@ -165,7 +165,7 @@ type LlmResponse struct {
 	ErrorCode           string          `json:"errorCode,omitempty"`
 	ErrorMessage        string          `json:"errorMessage,omitempty"`
 	Interrupted         bool            `json:"interrupted,omitempty"`
-	CustomMetadata      map[string]any  `json:"customMetadata,omitempty"`
+	CustomMetadata      map[string]any  `json:"customMetadata,omitzero"`
 	UsageMetadata       *UsageMetadata  `json:"usageMetadata,omitempty"`
 	InputTranscription  json.RawMessage `json:"inputTranscription,omitempty"`
 	OutputTranscription json.RawMessage `json:"outputTranscription,omitempty"`
@@ -220,16 +220,16 @@ type Event struct {
 // EventActions).
 type EventActions struct {
 	SkipSummarization          bool                        `json:"skipSummarization,omitempty"`
-	StateDelta                 map[string]any              `json:"stateDelta,omitempty"`
+	StateDelta                 map[string]any              `json:"stateDelta,omitzero"`
 	ArtifactDelta              map[string]int              `json:"artifactDelta,omitempty"`
 	TransferToAgent            string                      `json:"transferToAgent,omitempty"`
 	TransferReason             string                      `json:"transferReason,omitempty"`
 	Escalate                   bool                        `json:"escalate,omitempty"`
-	RequestedAuthConfigs       map[string]any              `json:"requestedAuthConfigs,omitempty"`
+	RequestedAuthConfigs       map[string]any              `json:"requestedAuthConfigs,omitzero"`
 	RequestedToolConfirmations map[string]ToolConfirmation `json:"requestedToolConfirmations,omitempty"`
 	Compaction                 *EventCompaction            `json:"compaction,omitempty"`
 	EndOfAgent                 bool                        `json:"endOfAgent,omitempty"`
-	AgentState                 map[string]any              `json:"agentState,omitempty"`
+	AgentState                 map[string]any              `json:"agentState,omitzero"`
 	RewindBeforeInvocationID   string                      `json:"rewindBeforeInvocationId,omitempty"`
 	SetModelResponse           any                         `json:"setModelResponse,omitempty"`
 }

@@ -1,0 +1,173 @@
+package adkhost
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/adkhost/adkhost/abi"
+)
+
+// Tool registers a tool the model can call. Call it from an init function.
+//
+// The JSON arguments the model sends are decoded into a new A (a struct, a
+// pointer to one, a map with string keys, or any) with encoding/json, which
+// ignores unknown fields. The parameters schema the model sees is derived
+// from A (see SchemaFor for the rules); a required property that is absent
+// or null fails the call before fn runs. A struct without fields declares
+// no parameters.
+//
+// fn's result is encoded with encoding/json: a JSON object is the function
+// response as is; any other value v reaches the model as {"result": v}.
+// A nil result (a nil pointer, map or interface) from a LongRunning tool
+// means "the answer comes later"; from another tool it is {"result": null}.
+// An error fails the call: the engine runs the on_tool_error hooks, then
+// hands the message to the model. A panic is recovered and reported the
+// same way.
+//
+//	type WeatherArgs struct {
+//		City string `json:"city" jsonschema:"the city, e.g. Paris"`
+//		Days int    `json:"days,omitempty" jsonschema:"forecast days, 1 if absent"`
+//	}
+//
+//	func init() {
+//		adkhost.Tool("get_weather", "Returns the weather of a city.",
+//			func(ctx adkhost.ToolContext, args WeatherArgs) (Weather, error) { ... })
+//	}
+//
+// Tool panics if name is not a valid tool name (a letter or underscore,
+// then letters, digits, '_', '.' or '-'; 64 bytes at most), is already
+// registered, or A has no schema.
+func Tool[A, R any](name, description string, fn func(ctx ToolContext, args A) (R, error), opts ...ToolOption) {
+	t, err := newTool(name, description, fn, opts)
+	if err != nil {
+		panic(err)
+	}
+	std.addTool(t)
+}
+
+// ToolOption configures a tool.
+type ToolOption func(*toolConfig)
+
+type toolConfig struct {
+	longRunning bool
+	params      json.RawMessage
+	response    json.RawMessage
+}
+
+// LongRunning marks a tool whose answer may come in a later turn
+// (google-adk's LongRunningFunctionTool): it may return nil, or a status
+// such as {"status": "pending"}, and the final answer arrives later as a
+// function response from the client.
+func LongRunning() ToolOption { return func(c *toolConfig) { c.longRunning = true } }
+
+// WithParameters replaces the derived parameters schema with schema, a
+// JSON Schema object ({"type": "object", ...}). Its top-level "required"
+// list is still checked before the tool runs.
+func WithParameters(schema json.RawMessage) ToolOption {
+	return func(c *toolConfig) { c.params = schema }
+}
+
+// WithResponse declares the JSON Schema of the tool's result (a JSON object
+// schema), which some models use. None is declared by default.
+func WithResponse(schema json.RawMessage) ToolOption {
+	return func(c *toolConfig) { c.response = schema }
+}
+
+type toolEntry struct {
+	decl     abi.ToolDecl
+	required []string
+	// run decodes the arguments, calls the tool and encodes its result;
+	// nil for a nil result.
+	run func(ctx ToolContext, args json.RawMessage) (json.RawMessage, error)
+}
+
+func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, error), opts []ToolOption) (*toolEntry, error) {
+	if !abi.ValidName(name) {
+		return nil, fmt.Errorf("adkhost.Tool: %q is not a valid tool name (a letter or underscore, then letters, digits, '_', '.', '-'; 64 bytes at most)", name)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("adkhost.Tool %q: nil function", name)
+	}
+	var cfg toolConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	params, required, err := argsSchema(reflect.TypeFor[A]())
+	if err != nil {
+		return nil, fmt.Errorf("adkhost.Tool %q: %w", name, err)
+	}
+	if cfg.params != nil {
+		var s struct {
+			Type     any      `json:"type"`
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(cfg.params, &s); err != nil || (s.Type != nil && s.Type != "object") {
+			return nil, fmt.Errorf("adkhost.Tool %q: WithParameters needs a JSON Schema object of type \"object\"", name)
+		}
+		params, required = cfg.params, s.Required
+	}
+	if cfg.response != nil {
+		var m map[string]any
+		if json.Unmarshal(cfg.response, &m) != nil || m == nil {
+			return nil, fmt.Errorf("adkhost.Tool %q: WithResponse needs a JSON Schema object", name)
+		}
+	}
+	t := &toolEntry{
+		decl: abi.ToolDecl{
+			Name:        name,
+			Description: description,
+			Parameters:  params,
+			Response:    cfg.response,
+			LongRunning: cfg.longRunning,
+		},
+		required: required,
+	}
+	t.run = func(ctx ToolContext, raw json.RawMessage) (json.RawMessage, error) {
+		if err := checkRequired(raw, t.required); err != nil {
+			return nil, err
+		}
+		var args A
+		if raw = bytes.TrimSpace(raw); len(raw) > 0 && !bytes.Equal(raw, null) {
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return nil, fmt.Errorf("invalid arguments: %w", err)
+			}
+		}
+		res, err := fn(ctx, args)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the result: %w", err)
+		}
+		if bytes.Equal(b, null) {
+			return nil, nil
+		}
+		return b, nil
+	}
+	return t, nil
+}
+
+var null = []byte("null")
+
+// checkRequired fails unless every required property is present and not
+// null in the arguments object.
+func checkRequired(raw json.RawMessage, required []string) error {
+	if len(required) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("invalid arguments: %w", err)
+		}
+	}
+	for _, name := range required {
+		if v, ok := m[name]; !ok || bytes.Equal(bytes.TrimSpace(v), null) {
+			return fmt.Errorf("missing required argument %q", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+// Package fakehost is an in-memory abi.Host that records every call, for
+// the SDK's tests: adkhost.UseHost serves host functions with it on the
+// development machine, and the sandbox serves a real guest's with it.
+package fakehost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/adkhost/adkhost/abi"
+)
+
+// Host is an abi.Host over maps. The zero Host is empty and usable.
+type Host struct {
+	mu sync.Mutex
+	// State holds JSON values by key; StateSet and StateDelete write it.
+	State map[string]json.RawMessage
+	// Artifacts holds the versions of each artifact.
+	Artifacts map[string][]*abi.Part
+	// ConfigValues serve ConfigGet.
+	ConfigValues map[string]string
+	// Info is what InvocationInfo returns; nil answers StatusUnavailable.
+	Info *abi.InvocationInfo
+	// Calls records each call as "op arg..." in order; Logs each log line
+	// as "LEVEL msg".
+	Calls, Logs []string
+}
+
+var _ abi.Host = (*Host)(nil)
+
+func (h *Host) record(format string, args ...any) {
+	h.Calls = append(h.Calls, fmt.Sprintf(format, args...))
+}
+
+// Recorded returns a copy of Calls.
+func (h *Host) Recorded() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.Calls)
+}
+
+// LogLines returns a copy of Logs.
+func (h *Host) LogLines() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.Logs)
+}
+
+func (h *Host) StateGet(_ context.Context, key string) (json.RawMessage, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("state_get %s", key)
+	v, ok := h.State[key]
+	if !ok {
+		return nil, abi.StatusNotFound
+	}
+	return v, nil
+}
+
+func (h *Host) StateSet(_ context.Context, key string, value json.RawMessage) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("state_set %s %s", key, value)
+	if h.State == nil {
+		h.State = map[string]json.RawMessage{}
+	}
+	h.State[key] = append(json.RawMessage(nil), value...)
+	return nil
+}
+
+func (h *Host) StateDelete(_ context.Context, key string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("state_delete %s", key)
+	if h.State == nil {
+		h.State = map[string]json.RawMessage{}
+	}
+	h.State[key] = json.RawMessage("null")
+	return nil
+}
+
+func (h *Host) TransferToAgent(_ context.Context, agent string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("transfer_to_agent %s", agent)
+	return nil
+}
+
+func (h *Host) Escalate(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("escalate")
+	return nil
+}
+
+func (h *Host) SkipSummarization(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("skip_summarization")
+	return nil
+}
+
+func (h *Host) RequestConfirmation(_ context.Context, hint string, payload json.RawMessage) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("request_confirmation %s %s", hint, payload)
+	return nil
+}
+
+func (h *Host) ArtifactLoad(_ context.Context, name string, version int) (*abi.Part, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("artifact_load %s %d", name, version)
+	vs := h.Artifacts[name]
+	if version == -1 {
+		version = len(vs) - 1
+	}
+	if version < 0 || version >= len(vs) {
+		return nil, abi.StatusNotFound
+	}
+	return vs[version], nil
+}
+
+func (h *Host) ArtifactSave(_ context.Context, name string, part *abi.Part) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("artifact_save %s", name)
+	if h.Artifacts == nil {
+		h.Artifacts = map[string][]*abi.Part{}
+	}
+	h.Artifacts[name] = append(h.Artifacts[name], part)
+	return len(h.Artifacts[name]) - 1, nil
+}
+
+func (h *Host) ArtifactList(context.Context) ([]string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("artifact_list")
+	var names []string
+	for n := range h.Artifacts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func (h *Host) Log(_ context.Context, level slog.Level, msg string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.Logs = append(h.Logs, level.String()+" "+msg)
+}
+
+func (h *Host) InvocationInfo(context.Context) (*abi.InvocationInfo, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("invocation_info")
+	if h.Info == nil {
+		return nil, abi.StatusUnavailable
+	}
+	info := *h.Info
+	return &info, nil
+}
+
+// ConfigGet serves config_get for adkhost.UseHost (the sandbox serves it
+// from its grants instead).
+func (h *Host) ConfigGet(_ context.Context, key string) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("config_get %s", key)
+	v, ok := h.ConfigValues[key]
+	if !ok {
+		return "", abi.StatusNotFound
+	}
+	return v, nil
+}
