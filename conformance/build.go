@@ -12,6 +12,7 @@ import (
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/planner"
 	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/host"
 )
 
 // defaultModelName is LlmAgent.DEFAULT_MODEL in google-adk 2.13.
@@ -21,6 +22,7 @@ const defaultModelName = "gemini-3.5-flash"
 type builder struct {
 	script *script
 	log    *callbackLog
+	wasm   *wasmRun // Wasm mode: behaviours run in the guest (wasm.go)
 }
 
 func (b *builder) model(name string) *scriptedModel { return &scriptedModel{name: name, s: b.script} }
@@ -38,6 +40,13 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 		subs = append(subs, a)
 	}
 	cbs := buildAgentCallbacks(spec.Callbacks, b.log)
+	var wm *host.Module
+	if b.wasm != nil {
+		var err error
+		if cbs, wm, err = b.wasm.agent(spec); err != nil {
+			return nil, fmt.Errorf("agent %s: Wasm: %w", spec.Name, err)
+		}
+	}
 	info := engine.AgentInfo{Name: spec.Name, Description: spec.Description, SubAgents: subs, BeforeAgent: cbs.beforeAgent, AfterAgent: cbs.afterAgent}
 	switch spec.Type {
 	case "SequentialAgent":
@@ -100,7 +109,7 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 		cfg.GenerateContentConfig = gc
 	}
 	for _, ts := range spec.Tools {
-		t, err := b.tool(ts)
+		t, err := b.tool(ts, wm)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -114,7 +123,9 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 //	async def <name>(*, <params>, tool_context: ToolContext)
 //
 // (FORMAT.md §1.4).
-func (b *builder) tool(spec *ToolSpec) (tool.Tool, error) {
+//
+// In Wasm mode (wm != nil) the body is the guest's.
+func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 	if spec.Builtin == "exit_loop" {
 		return engine.ExitLoopTool{}, nil
 	}
@@ -163,6 +174,12 @@ func (b *builder) tool(spec *ToolSpec) (tool.Tool, error) {
 			return deepCopy(spec.Return), nil
 		}
 		return nil, nil
+	}
+	if wm != nil {
+		var err error
+		if fn, err = wasmToolFn(wm, spec.Name); err != nil {
+			return nil, err
+		}
 	}
 	return tool.NewFunction(tool.FunctionConfig{
 		Name:        spec.Name,

@@ -73,7 +73,7 @@ func CheckAgainst(path string, golden []byte, opt CompareOptions) *Outcome {
 }
 
 func check(o *Outcome, sc *Scenario, golden []byte, opt CompareOptions) *Outcome {
-	res, err := Run(sc)
+	res, err := RunWith(sc, RunOptions{Wasm: opt.Wasm})
 	if err != nil {
 		o.Err = err
 		return o

@@ -33,6 +33,9 @@ func (d *Diff) String() string {
 // one, e.g. node_info); the byte-exact check is skipped when set.
 type CompareOptions struct {
 	IgnoreKeys []string
+	// Wasm, when set, makes CheckFile and CheckAgainst run the scenario in
+	// Wasm mode (RunOptions.Wasm); Compare ignores it.
+	Wasm *Wasm
 }
 
 // Compare returns nil when got matches the golden byte for byte, else the

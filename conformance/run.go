@@ -42,7 +42,18 @@ func RunFile(path string) (*Result, error) {
 // Run executes a scenario on adkhost and returns its trace. An error is a
 // harness failure (the scenario cannot be built or run at all); whatever
 // the engine does, including failing, is recorded in the trace.
-func Run(sc *Scenario) (res *Result, err error) {
+func Run(sc *Scenario) (*Result, error) { return RunWith(sc, RunOptions{}) }
+
+// RunOptions select how Run executes a scenario.
+type RunOptions struct {
+	// Wasm, when set, runs the scenario's tools, callbacks and plugins in
+	// the conformance Wasm guest through package host (Wasm mode) instead
+	// of as native Go.
+	Wasm *Wasm
+}
+
+// RunWith is Run with options.
+func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: panic while running on adkhost: %v\n%s", sc.File, r, debug.Stack())
@@ -52,12 +63,24 @@ func Run(sc *Scenario) (res *Result, err error) {
 	s := newScript(sc)
 	log := &callbackLog{}
 	b := &builder{script: s, log: log}
+	if opt.Wasm != nil {
+		b.wasm = &wasmRun{w: opt.Wasm, log: log}
+		defer b.wasm.close()
+	}
 	root, err := b.agent(sc.Agent, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: building the agent tree: %w", sc.File, err)
 	}
 	var plugins []callbacks.Plugin
 	for _, p := range sc.Plugins {
+		if b.wasm != nil {
+			wp, err := b.wasm.plugin(p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: plugin %s: Wasm: %w", sc.File, p.Name, err)
+			}
+			plugins = append(plugins, wp)
+			continue
+		}
 		plugins = append(plugins, newScenarioPlugin(p, log))
 	}
 	if sc.Resumable {

@@ -8,10 +8,15 @@
 // Usage:
 //
 //	go run ./conformance/cmd/adkconf [-scenarios DIR] [-golden DIR | -python [-venv DIR]]
-//	    [-run REGEXP] [-ignore key,key] [-out DIR] [-v] [-fail]
+//	    [-run REGEXP] [-ignore key,key] [-out DIR] [-v] [-fail] [-wasm]
+//
+// -wasm runs the scenarios' tools, callbacks and plugins in the conformance
+// Wasm guest (conformance/wasmguest) through package host instead of as
+// native Go; the traces are compared with the same goldens.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -38,6 +43,7 @@ func run() int {
 	known := flag.String("known", "", "KNOWN_DIFFS.md, to annotate failures (default: conformance/KNOWN_DIFFS.md next to -scenarios)")
 	verbose := flag.Bool("v", false, "also list passing scenarios")
 	failExit := flag.Bool("fail", false, "exit with status 1 when a scenario fails (by default only setup errors do, so that under go run the summary stays the last line)")
+	wasmMode := flag.Bool("wasm", false, "run tools, callbacks and plugins as Wasm modules (the conformance guest, built with GOOS=wasip1 and cached under $TMPDIR)")
 	flag.Parse()
 
 	var re *regexp.Regexp
@@ -51,6 +57,17 @@ func run() int {
 	var opt conformance.CompareOptions
 	if *ignore != "" {
 		opt.IgnoreKeys = strings.Split(*ignore, ",")
+	}
+	if *wasmMode {
+		ctx := context.Background()
+		w, err := conformance.NewWasm(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "adkconf: -wasm:", err)
+			fmt.Println("conformance: 0 passed, 0 failed")
+			return 1
+		}
+		defer w.Close(ctx)
+		opt.Wasm = w
 	}
 	base := filepath.Dir(filepath.Clean(*scenarios)) // conformance/
 	if *known == "" {
@@ -131,6 +148,9 @@ func run() int {
 		tag := ""
 		if _, ok := knownDiffs[o.Name]; ok {
 			tag = " (listed in KNOWN_DIFFS.md)"
+		}
+		if gap, ok := conformance.WasmGaps[o.Name]; ok && *wasmMode {
+			tag += " (Wasm gap: " + gap + ")"
 		}
 		fmt.Printf("FAIL %s%s\n%s\n", o.Name, tag, indent(o.Report()))
 	}
