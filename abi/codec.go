@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -69,6 +70,7 @@ func DecodeValue(data []byte, v any, maxBytes int) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		if err == io.EOF {
 			return fmt.Errorf("%w: empty", ErrMalformed)
@@ -79,7 +81,66 @@ func DecodeValue(data []byte, v any, maxBytes int) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("%w: data after the JSON value at offset %d", ErrMalformed, end)
 	}
+	exactNumbers(reflect.ValueOf(v))
 	return nil
+}
+
+// exactNumbers replaces the json.Number values that UseNumber leaves in
+// untyped places (any, map[string]any, []any) with int64 for integers and
+// float64 otherwise, as Python's json.loads keeps ints: a guest's 21 stays
+// 21, not 21.0, all the way to the model and the session.
+func exactNumbers(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			exactNumbers(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				exactNumbers(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			exactNumbers(v.Index(i))
+		}
+	case reflect.Map:
+		if v.Type().Elem().Kind() != reflect.Interface {
+			return
+		}
+		iter := v.MapRange()
+		for iter.Next() {
+			if e := iter.Value(); !e.IsNil() {
+				v.SetMapIndex(iter.Key(), reflect.ValueOf(numberTree(e.Interface())))
+			}
+		}
+	case reflect.Interface:
+		if !v.IsNil() && v.CanSet() {
+			v.Set(reflect.ValueOf(numberTree(v.Elem().Interface())))
+		}
+	}
+}
+
+// numberTree converts the json.Number values of a decoded JSON tree.
+func numberTree(x any) any {
+	switch t := x.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, e := range t {
+			t[k] = numberTree(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = numberTree(e)
+		}
+	}
+	return x
 }
 
 // ErrInvalidDescribe wraps every problem Validate finds in a Describe.

@@ -225,3 +225,27 @@ func TestEmptyMapAnswersSurviveTheWire(t *testing.T) {
 		t.Fatalf("decoded %s as result=%v args=%v; want an empty (non-nil) result and nil args", b, out.Result, out.Args)
 	}
 }
+
+// Integers a guest sends stay integers (Python's json.loads keeps ints);
+// other numbers are float64.
+func TestDecodeKeepsIntegers(t *testing.T) {
+	var out abi.ToolCallOutput
+	in := []byte(`{"abiVersion":1,"result":{"temp":21,"ratio":0.5,"big":9007199254740993,"list":[1,2.5]}}`)
+	if err := abi.Decode(in, &out, 0); err != nil {
+		t.Fatal(err)
+	}
+	m := out.Result.(map[string]any)
+	if m["temp"] != int64(21) || m["ratio"] != 0.5 || m["big"] != int64(9007199254740993) {
+		t.Fatalf("numbers decoded as %#v", m)
+	}
+	if l := m["list"].([]any); l[0] != int64(1) || l[1] != 2.5 {
+		t.Fatalf("list decoded as %#v", l)
+	}
+	var bt abi.BeforeToolOutput
+	if err := abi.Decode([]byte(`{"abiVersion":1,"args":{"n":3}}`), &bt, 0); err != nil {
+		t.Fatal(err)
+	}
+	if bt.Args["n"] != int64(3) {
+		t.Fatalf("args decoded as %#v", bt.Args)
+	}
+}

@@ -40,21 +40,9 @@ import (
 // names what is missing. TestScenariosWasm skips them; adkconf -wasm marks
 // them.
 var WasmGaps = map[string]string{
-	// JSON numbers coming back from a guest lose the int/float distinction.
-	"tool_single_call":                  gapIntResult + " (get_weather returns {temperature: 21})",
-	"planner_plan_react":                gapIntResult + " (calculator returns {sum: 5})",
-	"parallel_three_calls_merged":       gapIntResult + " (get_price returns {price: 10})",
-	"tool_writes_state":                 gapIntState + " (set_state counter: 2)",
-	"callback_before_tool_mutates_args": gapIntArgs + " (set_args limit: 3, then return_args)",
 	// Hooks the ABI does not have.
 	"hook_order_on_unhandled_model_error": "the ABI has no on_agent_error / on_run_error hook (abi.Hook lists 13 hooks; host.Plugin's OnAgentError and OnRunError do nothing; the SDK cannot register them), so the plugin's on_agent_error and on_run_error items never run and their callback_log entries are missing",
 }
-
-const (
-	gapIntResult = "host decodes a guest tool's result (abi.ToolCallOutput.Result, decoded by abi.Decode in sandbox.Invoke with encoding/json into any) with every JSON number as float64, so an integer the guest returns reaches the engine, and the trace, as a float (21.0 where google-adk and native mode have 21)"
-	gapIntState  = "host's state_set (callHost.StateSet: json.Unmarshal into any) stores every JSON number as float64, so an integer a guest writes to state shows as a float in final_state and state_delta (2.0 where google-adk has 2)"
-	gapIntArgs   = "host replaces the arguments with the guest's before_tool \"args\" (abi.BeforeToolOutput.Args, decoded by abi.Decode in sandbox.Invoke with encoding/json into map[string]any; host.Module.beforeTool copies them over all the arguments), so an integer argument the guest sets becomes a float64 (limit 3.0 where google-adk has 3); the tool result that echoes it is decoded the same way"
-)
 
 // Wasm runs scenarios with their behaviours in the conformance guest. It
 // holds one sandbox runtime and the guest's bytes; it is safe for

@@ -70,14 +70,14 @@ func (h *callHost) StateGet(_ context.Context, key string) (json.RawMessage, err
 }
 
 // StateSet writes through the context's State, as a Go tool's
-// ctx.State().Set does: the value, decoded as encoding/json decodes into
-// an any, lands in the event's state delta.
+// ctx.State().Set does: the value, decoded by the ABI codec (integers stay
+// int64), lands in the event's state delta.
 func (h *callHost) StateSet(_ context.Context, key string, value json.RawMessage) error {
 	if err := h.writable(key); err != nil {
 		return err
 	}
 	var v any
-	if err := json.Unmarshal(value, &v); err != nil {
+	if err := abi.DecodeValue(value, &v, 0); err != nil {
 		return abi.StatusInvalidArgument
 	}
 	h.cc.State().Set(key, v)
@@ -139,7 +139,7 @@ func (h *callHost) RequestConfirmation(_ context.Context, hint string, payload j
 	}
 	var p any
 	if len(payload) > 0 {
-		if err := json.Unmarshal(payload, &p); err != nil {
+		if err := abi.DecodeValue(payload, &p, 0); err != nil {
 			return abi.StatusInvalidArgument
 		}
 	}
