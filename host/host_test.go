@@ -142,7 +142,7 @@ func TestHostFunctions(t *testing.T) {
 		t.Errorf("actions:\n got %s\nwant %s", got, wantActions)
 	}
 	// Writes reach the session as State.Set's do.
-	if v, ok := ctx.sess.StateValue("count"); !ok || v != float64(3) {
+	if v, ok := ctx.sess.StateValue("count"); !ok || v != int64(3) {
 		t.Errorf("session count = %v, %v; want 3", v, ok)
 	}
 
@@ -287,7 +287,7 @@ func TestCallbacks(t *testing.T) {
 
 	echo := findTool(t, m, "echo")
 	if r, err := cb.AfterTool[0](ctx, echo, nil, map[string]any{"annotate": 1}); err != nil ||
-		!reflect.DeepEqual(r, map[string]any{"annotate": 1.0, "note": "seen by after_tool"}) {
+		!reflect.DeepEqual(r, map[string]any{"annotate": int64(1), "note": "seen by after_tool"}) {
 		t.Errorf("after_tool = %v, %v", r, err)
 	}
 	if r, err := cb.AfterTool[0](ctx, echo, nil, map[string]any{"plain": 1}); r != nil || err != nil {
