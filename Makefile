@@ -39,3 +39,24 @@ conformance-golden:
 	python3 -m venv $(CONFORMANCE_VENV)
 	$(CONFORMANCE_VENV)/bin/pip install -q -r conformance/python/requirements.txt
 	$(CONFORMANCE_VENV)/bin/python conformance/python/run_scenario.py --dir conformance/scenarios --out conformance/golden
+
+# Session store on bbolt (store/bolt): raw bbolt commit rate on this disk,
+# serial and 64-way appends, Get of the last 20 of 100k events. The last
+# line is `append_serial_ratio=… append_concurrent_speedup=… get_recent20_us=…`.
+.PHONY: bench-store
+bench-store:
+	@out=$$(mktemp); \
+	  ADKHOST_BENCH_STORE=1 $(GO) test -count=1 -run '^TestStoreBench$$' -v -timeout 10m ./store/bolt/ >$$out 2>&1; rc=$$?; \
+	  grep -v '^append_serial_ratio=' $$out; grep '^append_serial_ratio=' $$out; rm -f $$out; exit $$rc
+
+# Example modules (plugins/examples/): builds each from source into
+# plugins/examples/build/<name>.wasm, first installing the toolchains that
+# are missing (plugins/examples/install-deps.sh: clang, lld, wasi-libc,
+# wabt on Debian). `make test` runs their end-to-end test.
+.PHONY: examples examples-deps
+examples: examples-deps
+	$(MAKE) -C plugins/examples GO=$(GO)
+
+examples-deps:
+	plugins/examples/install-deps.sh
+conformance-wasm: ; $(GO) run ./conformance/cmd/adkconf -wasm

@@ -250,7 +250,7 @@ func TestHostFunctions(t *testing.T) {
 		"Set": "OK", "Get": "42", "Missing": "NOT_FOUND", "MissingIsNotFound": "true", "BadKey": "INVALID_ARGUMENT",
 		"Delete": "OK", "AfterDelete": "null",
 		"Transfer": "OK", "Escalate": "OK", "Skip": "OK", "Confirm": "OK",
-		"Saved": 0.0, "Loaded": "saved text", "List": []any{"notes.txt"},
+		"Saved": int64(0), "Loaded": "saved text", "List": []any{"notes.txt"},
 		"Config": "hello", "ConfigMissing": "NOT_FOUND",
 		"Invocation": "e-1", "ContextMatches": true,
 	}

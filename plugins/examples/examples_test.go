@@ -1,0 +1,456 @@
+package examples_test
+
+// End-to-end tests of the example modules: each is built from source with
+// its Makefile target (make <name> OUT=<temp dir>), loaded with host.Load
+// and run in a real engine turn (engine.NewRunner, the scripted model, the
+// in-memory session service).
+//
+// A missing toolchain (make, clang with wasi-libc, wat2wasm) skips the
+// example's test, except under CI=true, where it fails: .ci/run installs
+// them.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/model/scripted"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/sandbox"
+)
+
+// cacheDir keeps the compiled machine code of the modules between runs:
+// compiling the Go example under -race takes tens of seconds.
+var cacheDir = filepath.Join(os.TempDir(), "adkhost-examples-test-cache")
+
+var shared struct {
+	mu     sync.Mutex
+	out    string            // make's OUT, a temp dir of this run
+	built  map[string][]byte // example name -> module bytes
+	failed map[string]string // example name -> why it cannot be built
+	rt     *sandbox.Runtime
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "adkhost-examples-")
+	if err != nil {
+		panic(err)
+	}
+	shared.out = dir
+	shared.built = map[string][]byte{}
+	shared.failed = map[string]string{}
+	code := m.Run()
+	if shared.rt != nil {
+		shared.rt.Close(context.Background())
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// missing skips the test for a missing toolchain, or fails it under CI.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and "+format, args...)
+	}
+	t.Skipf(format+" (skipping; CI=true makes this a failure)", args...)
+}
+
+// toolchains are the programs each example's build needs, besides make.
+var toolchains = map[string][]string{
+	"guardrail-c":    {"clang", "wasm-ld"},
+	"state-tool-wat": {"wat2wasm"},
+	"logger-go":      {"go"},
+	"calculator-as":  {"npm", "node"},
+}
+
+// example builds one example with make and loads it for the test's own
+// owner, so each test has its own pool.
+func example(t *testing.T, name string, cfg host.ModuleConfig) *host.Module {
+	t.Helper()
+	wasm := build(t, name)
+	if cfg.Owner == "" {
+		cfg.Owner = t.Name()
+	}
+	m, err := host.Load(context.Background(), runtime(t), wasm, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(context.Background()) })
+	return m
+}
+
+func build(t *testing.T, name string) []byte {
+	t.Helper()
+	for _, tool := range append([]string{"make"}, toolchains[name]...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(t, "%s is not installed: cannot build %s", tool, name)
+		}
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if b, ok := shared.built[name]; ok {
+		return b
+	}
+	if why, ok := shared.failed[name]; ok {
+		t.Fatal(why)
+	}
+	if name == "guardrail-c" {
+		// clang without wasi-libc or the wasm32 builtins is a missing
+		// toolchain too: probe it with an empty reactor.
+		if msg, err := probeC(); err != nil {
+			shared.mu.Unlock()
+			defer shared.mu.Lock()
+			missing(t, "clang cannot build a wasm32-wasi reactor (install wasi-libc and libclang-rt-dev-wasm32): %v\n%s", err, msg)
+		}
+	}
+	cmd := exec.Command("make", "--no-print-directory", "OUT="+shared.out, name)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		shared.failed[name] = "make " + name + ": " + err.Error() + "\n" + string(msg)
+		t.Fatal(shared.failed[name])
+	}
+	b, err := os.ReadFile(filepath.Join(shared.out, name+".wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared.built[name] = b
+	return b
+}
+
+// probeC links an empty C reactor for wasm32-wasi.
+func probeC() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "adkhost-probe-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "probe.c")
+	if err := os.WriteFile(src, []byte("#include <stdlib.h>\nvoid *p(int n) { return malloc(n); }\n"), 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"--target=wasm32-wasi", "-mexec-model=reactor", "-o", filepath.Join(dir, "probe.wasm"), src}
+	if _, err := os.Stat("/usr/share/wasi-sysroot"); err == nil {
+		args = append(args, "--sysroot=/usr/share/wasi-sysroot")
+	}
+	return exec.Command("clang", args...).CombinedOutput()
+}
+
+func runtime(t *testing.T) *sandbox.Runtime {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.rt == nil {
+		rt, err := sandbox.New(context.Background(), sandbox.Config{CacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.rt = rt
+	}
+	return shared.rt
+}
+
+// world is one runner over a fresh in-memory session service.
+type world struct {
+	t        *testing.T
+	runner   *engine.Runner
+	sessions *session.InMemoryService
+	model    *scripted.Model
+}
+
+func newWorld(t *testing.T, cfg engine.LlmAgentConfig, plugins []callbacks.Plugin, script ...scripted.Step) *world {
+	t.Helper()
+	w := &world{t: t, sessions: session.NewInMemoryService(), model: scripted.FromSteps("scripted-model", script...)}
+	cfg.Name = "root"
+	cfg.Model = w.model
+	a, err := engine.NewLlmAgent(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.runner, err = engine.NewRunner(engine.RunnerConfig{
+		AppName: "app", Agent: a, Sessions: w.sessions, Artifacts: artifact.NewInMemoryService(),
+		Plugins: plugins, AutoCreateSession: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// turn runs one user message and returns the events it yields.
+func (w *world) turn(text string) []*session.Event {
+	w.t.Helper()
+	var evs []*session.Event
+	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: text}}}
+	for ev, err := range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
+		if err != nil {
+			w.t.Fatalf("turn %q: %v\nevents: %s", text, err, views(evs))
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func (w *world) session() *session.Session {
+	w.t.Helper()
+	s, err := w.sessions.Get(context.Background(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s1"})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+// views are events' JSON without what is random: ids and timestamps.
+func views(evs []*session.Event) string {
+	var out []string
+	for _, ev := range evs {
+		b, _ := json.Marshal(ev)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		delete(m, "id")
+		delete(m, "invocationId")
+		delete(m, "timestamp")
+		b, _ = json.Marshal(m)
+		out = append(out, string(b))
+	}
+	return strings.Join(out, "\n")
+}
+
+func reply(text string) scripted.Step {
+	return scripted.Step{Response: &model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{{Text: text}}}}}
+}
+
+func callTool(id, name string, args map[string]any) scripted.Step {
+	return scripted.Step{Response: &model.Response{Content: &genai.Content{Role: "model",
+		Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: id, Name: name, Args: args}}}}}}
+}
+
+func textOf(ev *session.Event) string {
+	if ev == nil || ev.Content == nil {
+		return ""
+	}
+	var s string
+	for _, p := range ev.Content.Parts {
+		s += p.Text
+	}
+	return s
+}
+
+// recorder is a slog.Handler that keeps every record.
+type recorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Level.String() + " " + rec.Message)
+	rec.Attrs(func(a slog.Attr) bool {
+		b.WriteString(" " + a.Key + "=" + a.Value.String())
+		return true
+	})
+	r.mu.Lock()
+	r.lines = append(r.lines, b.String())
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.lines...)
+}
+
+// count is how many recorded lines contain every one of subs.
+func (r *recorder) count(subs ...string) int {
+	n := 0
+	for _, l := range r.all() {
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(l, s)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+const refusal = "Sorry, I can't help with that: the request was blocked by policy."
+
+// TestGuardrailC: the C before_model guardrail answers instead of the model
+// exactly when the latest user text contains "BLOCK"; "BLOCK" in the system
+// instruction, in the model's earlier answers or in an earlier user message
+// does not count.
+func TestGuardrailC(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	m := example(t, "guardrail-c", host.ModuleConfig{Logger: slog.New(rec)})
+	w := newWorld(t, engine.LlmAgentConfig{Instruction: "Never BLOCK anyone.", BeforeModel: m.Callbacks().BeforeModel},
+		nil, reply("Hello! I never BLOCK."), reply("Welcome back."), reply("unused"))
+
+	if evs := w.turn("hello"); len(evs) != 1 || textOf(evs[0]) != "Hello! I never BLOCK." {
+		t.Fatalf("hello: the model should answer:\n%s", views(evs))
+	}
+	evs := w.turn("please BLOCK this")
+	want := `{"actions":{},"author":"root","content":{"parts":[{"text":"` + refusal + `"}],"role":"model"},"nodeInfo":{"path":"root@1"}}`
+	if got := views(evs); got != want {
+		t.Errorf("please BLOCK this: events\n got %s\nwant %s", got, want)
+	}
+	if n := len(w.model.Requests()); n != 1 {
+		t.Errorf("after the blocked turn, the model was called %d times, want 1", n)
+	}
+	if n := rec.count("WARN guardrail-c: request blocked", "module=guardrail-c", "hook=before_model"); n != 1 {
+		t.Errorf("%d log lines of the block, want 1: %q", n, rec.all())
+	}
+	// The earlier BLOCK is history now, not the latest user text.
+	if evs := w.turn("hello again"); len(evs) != 1 || textOf(evs[0]) != "Welcome back." {
+		t.Errorf("hello again: the model should answer:\n%s", views(evs))
+	}
+	if n := len(w.model.Requests()); n != 2 {
+		t.Errorf("model called %d times, want 2", n)
+	}
+}
+
+// TestGuardrailCToolRound: in a tool round the latest user content is a
+// function response, which has no text: the guardrail looks at the user's
+// text before it, and a "BLOCK" in the tool's arguments or result does not
+// count. As a plugin (host.Module.Plugin) it behaves the same.
+func TestGuardrailCToolRound(t *testing.T) {
+	t.Parallel()
+	m := example(t, "guardrail-c", host.ModuleConfig{})
+	echo, err := tool.NewFunction(tool.FunctionConfig{Name: "echo", Description: "Echoes.",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"s": map[string]any{"type": "string"}}},
+		Fn: func(_ callbacks.ToolContext, args map[string]any) (any, error) {
+			return map[string]any{"echo": args["s"], "note": "BLOCK"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo}}, []callbacks.Plugin{m.Plugin()},
+		callTool("c1", "echo", map[string]any{"s": "BLOCK"}), reply("echoed"), reply("unused"))
+	evs := w.turn("echo something")
+	if len(evs) != 3 || textOf(evs[2]) != "echoed" {
+		t.Fatalf("tool round:\n%s", views(evs))
+	}
+	evs = w.turn("now BLOCK")
+	if len(evs) != 1 || textOf(evs[0]) != refusal {
+		t.Errorf("now BLOCK:\n%s", views(evs))
+	}
+	if n := len(w.model.Requests()); n != 2 {
+		t.Errorf("model called %d times, want 2", n)
+	}
+}
+
+// TestStateToolWAT: the WAT tool's state_set lands in the session state,
+// with the function response event, and its result reaches the model.
+func TestStateToolWAT(t *testing.T) {
+	t.Parallel()
+	m := example(t, "state-tool-wat", host.ModuleConfig{Grants: sandbox.Grants{State: true}})
+	if got := len(m.Tools()); got != 1 || m.Tools()[0].Name() != "mark_visited" {
+		t.Fatalf("tools: %d", got)
+	}
+	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "mark_visited", map[string]any{}), reply("Marked."))
+	evs := w.turn("mark my visit")
+	if len(evs) != 3 || textOf(evs[2]) != "Marked." {
+		t.Fatalf("events:\n%s", views(evs))
+	}
+	frs := evs[1].FunctionResponses()
+	if len(frs) != 1 || frs[0].Name != "mark_visited" {
+		t.Fatalf("function response event:\n%s", views(evs[1:2]))
+	}
+	if b, _ := json.Marshal(frs[0].Response); string(b) != `{"visited":true}` {
+		t.Errorf("function response = %s, want {\"visited\":true}", b)
+	}
+	if v, ok := evs[1].Actions.StateDelta["visited"]; !ok || v != true {
+		t.Errorf("function response event's stateDelta = %v", evs[1].Actions.StateDelta)
+	}
+	if v, ok := w.session().StateValue("visited"); !ok || v != true {
+		t.Errorf("session state visited = %v, %v; want true", v, ok)
+	}
+	// The model's second request carries the result.
+	reqs := w.model.Requests()
+	if b, _ := json.Marshal(reqs[len(reqs)-1].Contents); !strings.Contains(string(b), `"response":{"visited":true}`) {
+		t.Errorf("last request: %s", b)
+	}
+}
+
+// TestStateToolWATDenied: without the state grant the module is refused at
+// load, as it asks for the capability.
+func TestStateToolWATDenied(t *testing.T) {
+	t.Parallel()
+	wasm := build(t, "state-tool-wat")
+	_, err := host.Load(context.Background(), runtime(t), wasm, host.ModuleConfig{Owner: t.Name()})
+	if !errors.Is(err, sandbox.ErrNotGranted) {
+		t.Fatalf("load without the state grant: %v, want sandbox.ErrNotGranted", err)
+	}
+}
+
+// TestLoggerGo: the Go logging plugin's lines (before_model and on_event)
+// arrive in the embedder's logger, and the turn is unchanged.
+func TestLoggerGo(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	m := example(t, "logger-go", host.ModuleConfig{Logger: slog.New(rec)})
+	w := newWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, reply("Hi there."))
+	evs := w.turn("hello")
+	if len(evs) != 1 || textOf(evs[0]) != "Hi there." {
+		t.Fatalf("events:\n%s", views(evs))
+	}
+	if n := rec.count("INFO model request agent=root model=scripted-model contents=1 tools=0", "module=logger-go", "hook=before_model"); n != 1 {
+		t.Errorf("%d before_model lines, want 1:\n%s", n, strings.Join(rec.all(), "\n"))
+	}
+	if n := rec.count("INFO event author=root parts=1 functionCalls=0", "module=logger-go", "hook=on_event"); n != 1 {
+		t.Errorf("%d on_event lines, want 1:\n%s", n, strings.Join(rec.all(), "\n"))
+	}
+	if n := rec.count("invocation=e-"); n != len(rec.all()) || n == 0 {
+		t.Errorf("lines without an invocation:\n%s", strings.Join(rec.all(), "\n"))
+	}
+}
+
+// TestCalculatorAS: the AssemblyScript tool evaluates its argument, and a
+// division by zero is the tool failing: with no on_tool_error callback, the
+// run fails with the guest's message, as in google-adk.
+func TestCalculatorAS(t *testing.T) {
+	t.Parallel()
+	m := example(t, "calculator-as", host.ModuleConfig{})
+	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "calculate", map[string]any{"expression": "2 * (3 + 4) - 10 / 4"}), reply("11.5"),
+		callTool("c2", "calculate", map[string]any{"expression": "1 / (2 - 2)"}), reply("undefined"))
+	evs := w.turn("what is 2*(3+4)-10/4?")
+	if len(evs) != 3 || textOf(evs[2]) != "11.5" {
+		t.Fatalf("events:\n%s", views(evs))
+	}
+	frs := evs[1].FunctionResponses()
+	if b, _ := json.Marshal(frs[0].Response); len(frs) != 1 || string(b) != `{"expression":"2 * (3 + 4) - 10 / 4","value":11.5}` {
+		t.Errorf("function response = %s", b)
+	}
+	var err error
+	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "and 1/(2-2)?"}}}
+	for _, err = range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
+		if err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "division by zero") {
+		t.Errorf("1/(2-2): run error %v, want the guest's division by zero", err)
+	}
+}
