@@ -263,7 +263,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 		t.Fatalf("describe = %+v", got)
 	}
 	p := pool(t, r, m, sandbox.PoolConfig{Grants: goGrants(t)})
-	args := map[string]any{"city": "Zürich", "days": 3.0, "nested": map[string]any{"list": []any{true, nil, "x"}}}
+	args := map[string]any{"city": "Zürich", "days": int64(3), "nested": map[string]any{"list": []any{true, nil, "x"}}}
 	out, err := invokeTool(context.Background(), p, nil, "echo", args)
 	if err != nil {
 		t.Fatal(err)
@@ -760,7 +760,7 @@ func TestHostFunctionsAndGrants(t *testing.T) {
 			"badPointer": "BAD_POINTER", "config": "hello", "log": "OK",
 			"invocation": "e-1", "contextMatches": true,
 			"delete": "OK", "transfer": "OK", "escalate": "OK", "skip": "OK", "confirm": "OK",
-			"save": 0.0, "load": "saved text", "list": `["notes.txt"]`,
+			"save": int64(0), "load": "saved text", "list": `["notes.txt"]`,
 		}
 		if got := resultMap(t, out); !reflect.DeepEqual(got, want) {
 			t.Fatalf("host tour\n got %v\nwant %v", got, want)
@@ -846,7 +846,7 @@ func TestHTTPGrant(t *testing.T) {
 		t.Fatalf("loopback without AllowPrivate: %v", got)
 	}
 	loopback.AllowPrivate = true
-	if got := fetch(loopback, target.URL); got["status"] != "OK" || got["body"] != "hello over http" || got["code"] != 200.0 {
+	if got := fetch(loopback, target.URL); got["status"] != "OK" || got["body"] != "hello over http" || got["code"] != int64(200) {
 		t.Fatalf("granted fetch: %v", got)
 	}
 	if got := fetch(loopback, redirect.URL); got["status"] != "DENIED" {
@@ -878,9 +878,9 @@ func TestExtismTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"args":      map[string]any{"n": 1.0},
-		"state":     map[string]any{"abiVersion": 1.0, "status": 0.0, "value": "world"},
-		"config":    map[string]any{"abiVersion": 1.0, "status": 0.0, "value": "hello"},
+		"args":      map[string]any{"n": int64(1)},
+		"state":     map[string]any{"abiVersion": int64(1), "status": int64(0), "value": "world"},
+		"config":    map[string]any{"abiVersion": int64(1), "status": int64(0), "value": "hello"},
 		"pdkConfig": "hello",
 	}
 	if got := resultMap(t, out); !reflect.DeepEqual(got, want) {
