@@ -5,6 +5,7 @@ package artifact
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,32 +27,62 @@ type Key struct {
 	AppName, UserID, SessionID, Name string
 }
 
-// Service stores artifacts. Implementations are safe for concurrent use.
+// Service stores artifacts. Implementations are safe for concurrent use and
+// must pass the suite in package artifacttest.
 type Service interface {
-	// Save stores part as the next version of k and returns that version.
+	// Save stores a copy of part as the next version of k and returns that
+	// version. A nil part is an error.
 	Save(ctx context.Context, k Key, part *genai.Part) (int, error)
-	// Load returns a version of k (Latest for the newest).
+	// Load returns a version of k (Latest for the newest) as a part the
+	// caller owns, or an error wrapping ErrNotFound.
 	Load(ctx context.Context, k Key, version int) (*genai.Part, error)
-	// List returns the names visible to a session, sorted.
+	// List returns the names visible to a session, sorted: its own and the
+	// user's "user:" names.
 	List(ctx context.Context, appName, userID, sessionID string) ([]string, error)
-	// Versions returns the versions of k in ascending order.
+	// Versions returns the versions of k in ascending order; none (and no
+	// error) for a missing artifact.
 	Versions(ctx context.Context, k Key) ([]int, error)
-	// Delete removes every version of k.
+	// Delete removes every version of k; the next Save starts again at 0.
+	// Deleting a missing artifact is not an error.
 	Delete(ctx context.Context, k Key) error
 }
 
 // IsUserScoped reports whether name is shared across the user's sessions.
 func IsUserScoped(name string) bool { return strings.HasPrefix(name, "user:") }
 
-// InMemoryService is a Service in process memory.
+// encodePart is how the in-memory service keeps a part: its JSON encoding
+// (genai's wire format). A nil part is an error.
+func encodePart(k Key, part *genai.Part) ([]byte, error) {
+	if part == nil {
+		return nil, fmt.Errorf("artifact %q: nil part", k.Name)
+	}
+	data, err := json.Marshal(part)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %q: encode part: %w", k.Name, err)
+	}
+	return data, nil
+}
+
+// decodePart decodes a part encodePart encoded into a new Part.
+func decodePart(k Key, data []byte) (*genai.Part, error) {
+	part := new(genai.Part)
+	if err := json.Unmarshal(data, part); err != nil {
+		return nil, fmt.Errorf("artifact %q: decode part: %w", k.Name, err)
+	}
+	return part, nil
+}
+
+// InMemoryService is a Service in process memory. It keeps each version as
+// its JSON encoding, so a saved part is copied in and a loaded one is a
+// fresh copy, as google-adk's in-memory service deep-copies them.
 type InMemoryService struct {
 	mu    sync.Mutex
-	parts map[Key][]*genai.Part
+	parts map[Key][][]byte
 }
 
 // NewInMemoryService returns an empty in-memory artifact service.
 func NewInMemoryService() *InMemoryService {
-	return &InMemoryService{parts: map[Key][]*genai.Part{}}
+	return &InMemoryService{parts: map[Key][][]byte{}}
 }
 
 func norm(k Key) Key {
@@ -63,13 +94,14 @@ func norm(k Key) Key {
 
 // Save implements Service.
 func (m *InMemoryService) Save(_ context.Context, k Key, part *genai.Part) (int, error) {
-	if part == nil {
-		return 0, fmt.Errorf("artifact %q: nil part", k.Name)
+	data, err := encodePart(k, part)
+	if err != nil {
+		return 0, err
 	}
 	k = norm(k)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.parts[k] = append(m.parts[k], part)
+	m.parts[k] = append(m.parts[k], data)
 	return len(m.parts[k]) - 1, nil
 }
 
@@ -85,7 +117,7 @@ func (m *InMemoryService) Load(_ context.Context, k Key, version int) (*genai.Pa
 	if version < 0 || version >= len(vs) {
 		return nil, fmt.Errorf("artifact %q version %d: %w", k.Name, version, ErrNotFound)
 	}
-	return vs[version], nil
+	return decodePart(k, vs[version])
 }
 
 // List implements Service.

@@ -1,0 +1,56 @@
+// Package bolt stores sessions, artifacts and the app and module registry in
+// one bbolt file (go.etcd.io/bbolt), durably and with group commit.
+//
+// One DB, opened with Open, serves three stores: Sessions (a
+// session.Service), Artifacts (an artifact.Service) and Registry. README.md
+// beside this file documents the on-disk layout.
+//
+// # Durability
+//
+// Every write (create, append, delete, save) is acknowledged only after the
+// bbolt transaction that holds it has committed, and bbolt commits with two
+// fdatasync calls, one for the data pages and one for the meta page. The
+// file is never opened with NoSync. A write that returned nil survives a
+// crash or power loss; a write that returned an error, or did not return
+// before the crash, is either wholly in the file or wholly absent, never in
+// part. A reopened file needs no repair: bbolt keeps two meta pages and
+// falls back to the older one if the newer was torn.
+//
+// # Group commit
+//
+// Writes from concurrent goroutines share transactions, so one pair of
+// fsyncs acknowledges many of them. A write that finds no transaction being
+// committed commits at once, alone, on its own goroutine: a single writer
+// pays nothing for grouping. Writes that arrive while a commit is under way
+// wait for it and are committed together, in arrival order, in the next
+// transaction, which starts as soon as the previous one finishes. The one
+// pause: when fewer writes are waiting than the previous group held, the
+// next commit waits up to 200 µs for the writers just acknowledged to come
+// back, so that concurrent writers do not settle into two halves taking
+// turns. There is no timer otherwise; bbolt's DB.Batch instead waits
+// MaxBatchDelay (10 ms by default) before each batch. As with DB.Batch, the
+// function that applies a write may run more than once: if any write of a
+// group fails for a reason other than its own precondition (a stale
+// session, an existing id), the group's transaction is rolled back and each
+// write is retried in a transaction of its own. Those functions are
+// therefore idempotent: they read what they need from the transaction and
+// keep nothing from one run to the next.
+//
+// # Concurrency and cost
+//
+// A DB and its stores are safe for concurrent use by many goroutines. One
+// process at a time may open a file: Open takes an exclusive file lock.
+// Reads run in bbolt read transactions and never wait for writes. Session.Get
+// with NumRecentEvents or After reads only the events it returns, whatever
+// the length of the session.
+//
+// # Damaged files
+//
+// Open checks the file before bbolt maps it: a file that is not bbolt, whose
+// meta pages are both damaged, or that is shorter than its last committed
+// transaction says is refused with an error wrapping ErrCorrupt. A file of a
+// format version this build does not know is refused with a *FormatError.
+// Damage deeper in the file shows when a page is read: the operation returns
+// an error wrapping ErrCorrupt instead of crashing the process. DB.Verify
+// reads every page to find such damage up front.
+package bolt

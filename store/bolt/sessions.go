@@ -1,0 +1,573 @@
+package bolt
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// SessionService is a session.Service in the store file (google-adk's
+// DatabaseSessionService). Get it from DB.Sessions. It is safe for
+// concurrent use.
+//
+// Every session carries a revision from one counter for the whole file,
+// bumped by each create and append. AppendEvent refuses, with an error
+// wrapping session.ErrStale, a session copy whose revision is not the
+// stored one: another copy appended since it was read, or the session was
+// deleted and created again. This is google-adk's stale-writer check, with
+// an exact counter where google-adk compares update timestamps.
+type SessionService struct {
+	db *DB
+	// locks serialize appends to one session in this process, from the
+	// revision check to Commit, so appends through one copy from several
+	// goroutines never see each other as stale.
+	locks keyLocks
+}
+
+var _ session.Service = (*SessionService)(nil)
+
+// errAbsent refuses a delete of a session that is not there.
+var errAbsent = errors.New("absent")
+
+// Create implements session.Service. It commits one transaction (grouped
+// with concurrent writes).
+func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id := req.SessionID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	fail := func(err error) (*session.Session, error) {
+		return nil, session.KeyError(req.AppName, req.UserID, id, err)
+	}
+	d := session.SplitDelta(req.State)
+	own, err := encodeDelta(d.Session)
+	if err != nil {
+		return fail(err)
+	}
+	ownState, err := mergeJSON(nil, own)
+	if err != nil {
+		return fail(err)
+	}
+	appDelta, err := encodeDelta(d.App)
+	if err != nil {
+		return fail(err)
+	}
+	userDelta, err := encodeDelta(d.User)
+	if err != nil {
+		return fail(err)
+	}
+	key := sessionKey(req.AppName, req.UserID, id)
+	ak, uk := appKey(req.AppName), userKey(req.AppName, req.UserID)
+	lastUpdate := time.Now().UnixMicro()
+
+	var rev uint64
+	var appState, userState []byte
+	err = s.db.commit.do(func(tx *bbolt.Tx) error {
+		sessions := tx.Bucket(bucketSessions)
+		hk := tagKey(key, tagHeader)
+		if sessions.Get(hk) != nil {
+			return refuse(session.ErrAlreadyExists)
+		}
+		var err error
+		if appState, err = s.mergeStored(tx.Bucket(bucketAppState), ak, appDelta); err != nil {
+			return err
+		}
+		if userState, err = s.mergeStored(tx.Bucket(bucketUserState), uk, userDelta); err != nil {
+			return err
+		}
+		if rev, err = tx.Bucket(bucketMeta).NextSequence(); err != nil {
+			return err
+		}
+		if err := sessions.Put(hk, header{rev: rev, lastUpdate: lastUpdate}.encode()); err != nil {
+			return err
+		}
+		return sessions.Put(tagKey(key, tagState), ownState)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	state := map[string]any{}
+	for _, part := range []struct {
+		b      []byte
+		prefix string
+	}{{ownState, ""}, {appState, session.AppPrefix}, {userState, session.UserPrefix}} {
+		if err := decodeState(part.b, part.prefix, state); err != nil {
+			return fail(s.db.corrupt("%v", err))
+		}
+	}
+	return session.New(req.AppName, req.UserID, id, state, nil, time.UnixMicro(lastUpdate), rev), nil
+}
+
+// mergeStored sets delta's keys in the JSON object stored under key in b
+// and returns the object (a copy, valid after the transaction). Without a
+// delta it only reads.
+func (s *SessionService) mergeStored(b *bbolt.Bucket, key []byte, delta map[string]json.RawMessage) ([]byte, error) {
+	cur := b.Get(key)
+	if len(delta) == 0 {
+		return bytes.Clone(cur), nil
+	}
+	merged, err := mergeJSON(cur, delta)
+	if err != nil {
+		return nil, s.db.corrupt("%v", err)
+	}
+	return merged, b.Put(key, merged)
+}
+
+// Get implements session.Service. It runs one read transaction and
+// decodes only the events it returns: it follows the session's chain of
+// events from the newest back, and with NumRecentEvents or After stops at
+// the first one not asked for, so its cost does not depend on the
+// session's length.
+func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key := sessionKey(req.AppName, req.UserID, req.SessionID)
+	var out *session.Session
+	err := s.db.view(func(tx *bbolt.Tx) error {
+		sessions := tx.Bucket(bucketSessions)
+		v := sessions.Get(tagKey(key, tagHeader))
+		if v == nil {
+			return session.ErrNotFound
+		}
+		h, err := decodeHeader(v)
+		if err != nil {
+			return s.db.corrupt("%v", err)
+		}
+		state, err := s.state(tx, req.AppName, req.UserID, sessions.Get(tagKey(key, tagState)), nil, nil)
+		if err != nil {
+			return err
+		}
+		events, err := readEvents(tx.Bucket(bucketEvents), key, h, req.NumRecentEvents, req.After)
+		if err != nil {
+			return s.db.corrupt("session %q: %v", req.SessionID, err)
+		}
+		out = session.New(req.AppName, req.UserID, req.SessionID, state, events, time.UnixMicro(h.lastUpdate), h.rev)
+		return nil
+	})
+	if err != nil {
+		return nil, session.KeyError(req.AppName, req.UserID, req.SessionID, err)
+	}
+	return out, nil
+}
+
+// state builds a session's merged state from its own JSON state and the
+// stored app and user states. appState and userState, if not nil, are
+// those states already decoded, with their prefixes (List decodes each
+// once); they are copied, not shared.
+func (s *SessionService) state(tx *bbolt.Tx, app, user string, own []byte, appState, userState map[string]any) (map[string]any, error) {
+	state := map[string]any{}
+	if err := decodeState(own, "", state); err != nil {
+		return nil, s.db.corrupt("%v", err)
+	}
+	for _, scope := range []struct {
+		decoded map[string]any
+		bucket  []byte
+		key     []byte
+		prefix  string
+	}{{appState, bucketAppState, appKey(app), session.AppPrefix}, {userState, bucketUserState, userKey(app, user), session.UserPrefix}} {
+		if scope.decoded != nil {
+			for k, v := range scope.decoded {
+				state[k] = session.DeepCopy(v)
+			}
+			continue
+		}
+		if err := decodeState(tx.Bucket(scope.bucket).Get(scope.key), scope.prefix, state); err != nil {
+			return nil, s.db.corrupt("%v", err)
+		}
+	}
+	return state, nil
+}
+
+// chain calls fn for the session's events from the newest back, until fn
+// returns false, checking that each belongs to the session.
+func chain(events *bbolt.Bucket, key []byte, h header, fn func(seq uint64, r eventRecord) (bool, error)) error {
+	n := uint64(0)
+	for seq := h.last; seq != 0; n++ {
+		if n >= h.count {
+			return fmt.Errorf("event chain longer than the %d events its header counts", h.count)
+		}
+		v := events.Get(u64(seq))
+		if v == nil {
+			return fmt.Errorf("event %d is missing", seq)
+		}
+		r, err := decodeEventRecord(v)
+		if err != nil {
+			return fmt.Errorf("event %d: %v", seq, err)
+		}
+		if !bytes.Equal(r.session, key) {
+			return fmt.Errorf("event %d belongs to another session", seq)
+		}
+		if r.prev >= seq {
+			return fmt.Errorf("event %d points forward to %d", seq, r.prev)
+		}
+		if more, err := fn(seq, r); err != nil || !more {
+			return err
+		}
+		seq = r.prev
+	}
+	return nil
+}
+
+// readEvents returns a session's events, selected as session.FilterEvents
+// does: at most numRecent of the latest (if positive), then only the
+// latest run of those at or after after (if set).
+func readEvents(events *bbolt.Bucket, key []byte, h header, numRecent int, after time.Time) ([]*session.Event, error) {
+	want := h.count
+	if numRecent > 0 {
+		want = min(want, uint64(numRecent))
+	}
+	raw := make([][]byte, 0, min(want, 1024)) // want comes from the file: do not trust it with memory
+	err := chain(events, key, h, func(seq uint64, r eventRecord) (bool, error) {
+		if uint64(len(raw)) >= want || (!after.IsZero() && time.UnixMicro(r.tsMicro).Before(after)) {
+			return false, nil
+		}
+		raw = append(raw, r.json)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(raw)
+	return decodeEvents(raw)
+}
+
+// decodeEvents decodes events' JSON, spread over the CPUs when there are
+// enough of them: decoding is most of what Get costs. raw may point into
+// the mmap of a read transaction, so each decoder guards against faults.
+func decodeEvents(raw [][]byte) ([]*session.Event, error) {
+	out := make([]*session.Event, len(raw))
+	decode := func(first, step int) (err error) {
+		old := debug.SetPanicOnFault(true)
+		defer func() {
+			debug.SetPanicOnFault(old)
+			if r := recover(); r != nil {
+				err = fmt.Errorf("reading an event: %v", r)
+			}
+		}()
+		for i := first; i < len(raw); i += step {
+			e := new(session.Event)
+			if err := json.Unmarshal(raw[i], e); err != nil {
+				return fmt.Errorf("stored event: %v", err)
+			}
+			out[i] = e
+		}
+		return nil
+	}
+	const perWorker = 4
+	workers := min(runtime.GOMAXPROCS(0), len(raw)/perWorker)
+	if workers <= 1 {
+		return out, decode(0, 1)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { errs[w] = decode(w, workers) })
+	}
+	errs[0] = decode(0, workers)
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// List implements session.Service. It reads the sessions of the app (or
+// of one user) in one read transaction, without their events.
+func (s *SessionService) List(ctx context.Context, req *session.ListRequest) ([]*session.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prefix := appKey(req.AppName)
+	if req.UserID != "" {
+		prefix = userKey(req.AppName, req.UserID)
+	}
+	var out []*session.Session
+	err := s.db.view(func(tx *bbolt.Tx) error {
+		appState := map[string]any{}
+		if err := decodeState(tx.Bucket(bucketAppState).Get(appKey(req.AppName)), session.AppPrefix, appState); err != nil {
+			return s.db.corrupt("%v", err)
+		}
+		userStates := map[string]map[string]any{}
+		sessions := tx.Bucket(bucketSessions)
+		c := sessions.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if k[len(k)-1] != tagHeader {
+				continue
+			}
+			key := k[:len(k)-1]
+			app, rest, err := readPart(key)
+			if err != nil {
+				return s.db.corrupt("session key %q: %v", k, err)
+			}
+			user, rest, err := readPart(rest)
+			if err != nil {
+				return s.db.corrupt("session key %q: %v", k, err)
+			}
+			id, _, err := readPart(rest)
+			if err != nil {
+				return s.db.corrupt("session key %q: %v", k, err)
+			}
+			h, err := decodeHeader(v)
+			if err != nil {
+				return s.db.corrupt("session %q: %v", id, err)
+			}
+			userState := userStates[user]
+			if userState == nil {
+				userState = map[string]any{}
+				if err := decodeState(tx.Bucket(bucketUserState).Get(userKey(app, user)), session.UserPrefix, userState); err != nil {
+					return s.db.corrupt("%v", err)
+				}
+				userStates[user] = userState
+			}
+			state, err := s.state(tx, app, user, sessions.Get(tagKey(key, tagState)), appState, userState)
+			if err != nil {
+				return err
+			}
+			out = append(out, session.New(app, user, id, state, nil, time.UnixMicro(h.lastUpdate), h.rev))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions of app %q: %w", req.AppName, err)
+	}
+	// Oldest update first, ties broken on user id then session id, as
+	// google-adk orders them.
+	slices.SortFunc(out, func(a, b *session.Session) int {
+		return cmp.Or(a.LastUpdateTime().Compare(b.LastUpdateTime()), strings.Compare(a.UserID, b.UserID), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Delete implements session.Service. It removes the session, its state
+// and its events in one transaction; app: and user: state stay, as in
+// google-adk. Its cost grows with the number of events.
+func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key := sessionKey(req.AppName, req.UserID, req.SessionID)
+	hk := tagKey(key, tagHeader)
+	err := s.db.commit.do(func(tx *bbolt.Tx) error {
+		sessions := tx.Bucket(bucketSessions)
+		v := sessions.Get(hk)
+		if v == nil {
+			return refuse(errAbsent)
+		}
+		h, err := decodeHeader(v)
+		if err != nil {
+			return s.db.corrupt("%v", err)
+		}
+		events := tx.Bucket(bucketEvents)
+		var seqs []uint64
+		if err := chain(events, key, h, func(seq uint64, _ eventRecord) (bool, error) {
+			seqs = append(seqs, seq)
+			return true, nil
+		}); err != nil {
+			return s.db.corrupt("session %q: %v", req.SessionID, err)
+		}
+		for _, seq := range seqs {
+			if err := events.Delete(u64(seq)); err != nil {
+				return err
+			}
+		}
+		if err := sessions.Delete(hk); err != nil {
+			return err
+		}
+		return sessions.Delete(tagKey(key, tagState))
+	})
+	if err == nil || errors.Is(err, errAbsent) {
+		return nil
+	}
+	return session.KeyError(req.AppName, req.UserID, req.SessionID, err)
+}
+
+// AppendEvent implements session.Service. In one transaction (grouped with
+// concurrent writes to other sessions) it checks the copy's revision,
+// stores the event, applies its state delta to the session, user and app
+// states and moves the session's revision and last update time. Only once
+// that transaction is on disk does it trim temp: keys from e and commit e
+// to the copy. A partial event is neither stored nor applied.
+func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session, e *session.Event) error {
+	if e.Partial {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fail := func(err error) error { return session.KeyError(sess.AppName, sess.UserID, sess.ID, err) }
+	key := sessionKey(sess.AppName, sess.UserID, sess.ID)
+	unlock := s.locks.lock(string(key))
+	defer unlock()
+	rev := sess.Revision()
+
+	// Encode the event as it will be stored, without changing e until the
+	// append is committed.
+	stored := *e
+	if stored.ID == "" {
+		stored.ID = session.NewEventID()
+	}
+	if stored.Timestamp.IsZero() {
+		stored.Timestamp = time.Now()
+	}
+	stored.Actions.StateDelta = withoutTemp(e.Actions.StateDelta)
+	data, err := json.Marshal(&stored)
+	if err != nil {
+		return fail(fmt.Errorf("encode event %s: %w", stored.ID, err))
+	}
+	d := session.SplitDelta(stored.Actions.StateDelta)
+	own, err := encodeDelta(d.Session)
+	if err != nil {
+		return fail(err)
+	}
+	appDelta, err := encodeDelta(d.App)
+	if err != nil {
+		return fail(err)
+	}
+	userDelta, err := encodeDelta(d.User)
+	if err != nil {
+		return fail(err)
+	}
+	// The time google-adk's float seconds keep, which Get's After compares.
+	ts := session.FloatToTime(session.TimeToFloat(stored.Timestamp)).UnixMicro()
+	hk := tagKey(key, tagHeader)
+	merges, err := s.prepareMerges([]*merge{
+		{bucket: bucketSessions, key: tagKey(key, tagState), delta: own},
+		{bucket: bucketAppState, key: appKey(sess.AppName), delta: appDelta},
+		{bucket: bucketUserState, key: userKey(sess.AppName, sess.UserID), delta: userDelta},
+	})
+	if err != nil {
+		return fail(err)
+	}
+
+	var newRev uint64
+	err = s.db.commit.do(func(tx *bbolt.Tx) error {
+		sessions := tx.Bucket(bucketSessions)
+		v := sessions.Get(hk)
+		if v == nil {
+			return refuse(session.ErrNotFound)
+		}
+		h, err := decodeHeader(v)
+		if err != nil {
+			return s.db.corrupt("%v", err)
+		}
+		if h.rev != rev {
+			return refuse(session.ErrStale)
+		}
+		events := tx.Bucket(bucketEvents)
+		// Keys only ever go at the end: fill pages.
+		events.FillPercent = 1
+		seq, err := events.NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := events.Put(u64(seq), eventRecord{prev: h.last, tsMicro: ts, session: key, json: data}.encode()); err != nil {
+			return err
+		}
+		if newRev, err = tx.Bucket(bucketMeta).NextSequence(); err != nil {
+			return err
+		}
+		h = header{rev: newRev, lastUpdate: ts, last: seq, count: h.count + 1}
+		if err := sessions.Put(hk, h.encode()); err != nil {
+			return err
+		}
+		for _, m := range merges {
+			if err := m.apply(s, tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	e.ID, e.Timestamp = stored.ID, stored.Timestamp
+	temp := session.TrimTempDelta(e)
+	sess.Commit(e, temp, newRev)
+	return nil
+}
+
+// merge is a state delta to apply to the JSON object under key in bucket.
+// prepareMerges computes the result from the stored object before the
+// write transaction, outside the group commit's one-at-a-time section;
+// apply then only checks that the stored object is still the one merged
+// into, and merges again if not (another session changed app: or user:
+// state in between).
+type merge struct {
+	bucket, key  []byte
+	delta        map[string]json.RawMessage
+	base, merged []byte
+}
+
+// prepareMerges drops the merges without a delta and computes the others
+// from what is stored now.
+func (s *SessionService) prepareMerges(all []*merge) ([]*merge, error) {
+	var out []*merge
+	for _, m := range all {
+		if len(m.delta) > 0 {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	err := s.db.view(func(tx *bbolt.Tx) error {
+		for _, m := range out {
+			m.base = bytes.Clone(tx.Bucket(m.bucket).Get(m.key))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range out {
+		if m.merged, err = mergeJSON(m.base, m.delta); err != nil {
+			return nil, s.db.corrupt("%v", err)
+		}
+	}
+	return out, nil
+}
+
+func (m *merge) apply(s *SessionService, tx *bbolt.Tx) error {
+	b := tx.Bucket(m.bucket)
+	if cur := b.Get(m.key); !bytes.Equal(cur, m.base) {
+		_, err := s.mergeStored(b, m.key, m.delta)
+		return err
+	}
+	return b.Put(m.key, m.merged)
+}
+
+// withoutTemp returns delta without its temp: keys: delta itself if it has
+// none, else a copy (an empty map, not nil, if only temp: keys were set).
+func withoutTemp(delta map[string]any) map[string]any {
+	n := 0
+	for k := range delta {
+		if strings.HasPrefix(k, session.TempPrefix) {
+			n++
+		}
+	}
+	if n == 0 {
+		return delta
+	}
+	out := make(map[string]any, len(delta)-n)
+	for k, v := range delta {
+		if !strings.HasPrefix(k, session.TempPrefix) {
+			out[k] = v
+		}
+	}
+	return out
+}
