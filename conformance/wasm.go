@@ -7,18 +7,11 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +25,7 @@ import (
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -78,74 +72,14 @@ var guestSources = []string{"conformance/wasmguest", "sdk/go/adkhost", "abi"}
 // BuildGuest returns the conformance guest's .wasm, building it with the
 // go command of the running toolchain when its sources changed.
 func BuildGuest() ([]byte, error) {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	out, err := exec.Command(gobin, "env", "GOMOD").Output()
+	root, err := wasmbuild.ModuleRoot()
 	if err != nil {
-		return nil, fmt.Errorf("building the Wasm guest: go env GOMOD: %w", err)
+		return nil, fmt.Errorf("building the Wasm guest: %w", err)
 	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return nil, errors.New("building the Wasm guest: not inside the adkhost module")
-	}
-	root := filepath.Dir(gomod)
-	h := sha256.New()
-	h.Write([]byte(runtime.Version()))
-	var files []string
-	for _, d := range guestSources {
-		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if e.IsDir() && e.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			if !e.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("building the Wasm guest: %w", err)
-		}
-	}
-	files = append(files, filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
-	sort.Strings(files)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil && !os.IsNotExist(err) {
-			return nil, err
-		}
-		rel, _ := filepath.Rel(root, f)
-		h.Write([]byte(filepath.ToSlash(rel)))
-		h.Write(data)
-	}
-	cacheDir := filepath.Join(os.TempDir(), "adkhost-conformance-guest")
-	path := filepath.Join(cacheDir, "wasmguest-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
-	if b, err := os.ReadFile(path); err == nil {
-		return b, nil
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(cacheDir, "wasmguest-*.tmp")
-	if err != nil {
-		return nil, err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp.Name(), "./conformance/wasmguest")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the Wasm guest: %v\n%s", err, msg)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(path)
+	return wasmbuild.Build(wasmbuild.Spec{
+		Dir: root, Package: "./conformance/wasmguest",
+		Sources: guestSources, Cache: "adkhost-conformance-guest",
+	})
 }
 
 // wasmRun is Wasm mode for one scenario run: the modules it loaded (closed

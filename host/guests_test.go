@@ -2,21 +2,13 @@ package host_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -89,58 +81,12 @@ func load(t testing.TB, cfg host.ModuleConfig) *host.Module {
 // buildGuest builds the Go guest in testdata/name with GOOS=wasip1
 // GOARCH=wasm -buildmode=c-shared.
 func buildGuest(name string) ([]byte, error) {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	src := filepath.Join("testdata", name)
-	h := sha256.New()
-	h.Write([]byte(runtime.Version()))
-	for _, d := range []string{src, filepath.Join("..", "abi")} {
-		var files []string
-		err := filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !e.IsDir() && strings.HasSuffix(p, ".go") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		sort.Strings(files)
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(f), len(data))
-			h.Write(data)
-		}
-	}
-	dir := filepath.Join(os.TempDir(), "adkhost-host-guests")
-	out := filepath.Join(dir, name+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
-	if b, err := os.ReadFile(out); err == nil {
-		return b, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dir, name+"-*.tmp")
+	root, err := wasmbuild.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp.Name(), "./"+filepath.ToSlash(src))
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, errors.New(err.Error() + "\n" + string(msg))
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(out)
+	return wasmbuild.Build(wasmbuild.Spec{
+		Dir: root, Package: "./host/testdata/" + name,
+		Sources: []string{"host/testdata/" + name, "abi"}, Cache: "adkhost-host-guests",
+	})
 }

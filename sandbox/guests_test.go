@@ -1,18 +1,12 @@
 package sandbox_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sort"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 )
 
 // Guest modules are built from source at test time; no .wasm is committed.
@@ -52,105 +46,32 @@ func watFile(t testing.TB, name string) []byte {
 	return wat(t, string(src))
 }
 
-type built struct {
-	once sync.Once
-	wasm []byte
-	err  error
-}
-
-var (
-	buildsMu sync.Mutex
-	builds   = map[string]*built{}
-)
-
 // goGuest builds the Go guest in testdata/name with GOOS=wasip1
 // GOARCH=wasm -buildmode=c-shared. goguest is built inside this module (it
 // imports package abi); extismguest is a module of its own (it needs the
 // Extism Go PDK).
 func goGuest(t testing.TB, name string) []byte {
 	t.Helper()
-	buildsMu.Lock()
-	b, ok := builds[name]
-	if !ok {
-		b = &built{}
-		builds[name] = b
+	wasm, err := buildGoGuest(name)
+	if err != nil {
+		t.Fatalf("building guest %s: %v", name, err)
 	}
-	buildsMu.Unlock()
-	b.once.Do(func() { b.wasm, b.err = buildGoGuest(name) })
-	if b.err != nil {
-		t.Fatalf("building guest %s: %v", name, b.err)
-	}
-	return b.wasm
+	return wasm
 }
 
 func buildGoGuest(name string) ([]byte, error) {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	src := filepath.Join("testdata", name)
-	ownModule := false
-	if _, err := os.Stat(filepath.Join(src, "go.mod")); err == nil {
-		ownModule = true
-	}
-	// The key covers the guest's files, the abi package it may import, and
-	// the toolchain.
-	h := sha256.New()
-	h.Write([]byte(runtime.Version()))
-	dirs := []string{src}
-	if !ownModule {
-		dirs = append(dirs, filepath.Join("..", "abi"))
-	}
-	for _, d := range dirs {
-		var files []string
-		err := filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !e.IsDir() && (strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "go.mod") || strings.HasSuffix(p, "go.sum")) {
-				files = append(files, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		sort.Strings(files)
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			h.Write([]byte(filepath.ToSlash(f)))
-			h.Write(data)
+	if dir, err := filepath.Abs(filepath.Join("testdata", name)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			// A guest that is a module of its own (extismguest).
+			return wasmbuild.Build(wasmbuild.Spec{Dir: dir, Package: ".", Sources: []string{"."}, Cache: "adkhost-sandbox-guests"})
 		}
 	}
-	cacheDir := filepath.Join(os.TempDir(), "adkhost-sandbox-guests")
-	out := filepath.Join(cacheDir, name+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
-	if b, err := os.ReadFile(out); err == nil {
-		return b, nil
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(cacheDir, name+"-*.tmp")
+	root, err := wasmbuild.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp.Name(), ".")
-	cmd.Dir = src
-	if !ownModule {
-		cmd.Args[len(cmd.Args)-1] = "./" + filepath.ToSlash(src)
-		cmd.Dir = ""
-	}
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, errors.New(err.Error() + "\n" + string(msg))
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(out)
+	return wasmbuild.Build(wasmbuild.Spec{
+		Dir: root, Package: "./sandbox/testdata/" + name,
+		Sources: []string{"sandbox/testdata/" + name, "abi"}, Cache: "adkhost-sandbox-guests",
+	})
 }

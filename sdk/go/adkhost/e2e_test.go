@@ -4,23 +4,18 @@ package adkhost_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/sdk/go/internal/fakehost"
 )
@@ -63,65 +58,10 @@ func guest(t testing.TB, dir string) []byte {
 }
 
 func buildGuest(dir string) ([]byte, error) {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	h := sha256.New()
-	h.Write([]byte(runtime.Version()))
-	for _, d := range []string{dir, "sdk/go/adkhost", "abi"} {
-		var files []string
-		err := filepath.WalkDir(filepath.Join(moduleRoot, d), func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if e.IsDir() && e.Name() == "testdata" && d == "sdk/go/adkhost" {
-				return filepath.SkipDir // other guests
-			}
-			if !e.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, filepath.Join(moduleRoot, "go.mod"))
-		sort.Strings(files)
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			h.Write([]byte(filepath.ToSlash(f)))
-			h.Write(data)
-		}
-	}
-	cacheDir := filepath.Join(os.TempDir(), "adkhost-sdk-go-guests")
-	name := filepath.Base(dir)
-	out := filepath.Join(cacheDir, name+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
-	if b, err := os.ReadFile(out); err == nil {
-		return b, nil
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(cacheDir, name+"-*.tmp")
-	if err != nil {
-		return nil, err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp.Name(), "./"+dir)
-	cmd.Dir = moduleRoot
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, errors.New(err.Error() + "\n" + string(msg))
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(out)
+	return wasmbuild.Build(wasmbuild.Spec{
+		Dir: moduleRoot, Package: "./" + dir,
+		Sources: []string{dir, "sdk/go/adkhost", "abi"}, Cache: "adkhost-sdk-go-guests",
+	})
 }
 
 func runtimeFor(t *testing.T) *sandbox.Runtime {
