@@ -92,6 +92,8 @@ const (
 	HookBeforeRun     Hook = "before_run"      // BasePlugin.before_run_callback
 	HookOnEvent       Hook = "on_event"        // BasePlugin.on_event_callback
 	HookAfterRun      Hook = "after_run"       // BasePlugin.after_run_callback
+	HookOnAgentError  Hook = "on_agent_error"  // BasePlugin.on_agent_error_callback (notification only)
+	HookOnRunError    Hook = "on_run_error"    // BasePlugin.on_run_error_callback (notification only)
 )
 
 // hooks lists every v1 hook in the order of ABI.md.
@@ -99,6 +101,7 @@ var hooks = [...]Hook{
 	HookToolCall, HookBeforeAgent, HookAfterAgent, HookBeforeModel, HookAfterModel,
 	HookOnModelError, HookBeforeTool, HookAfterTool, HookOnToolError,
 	HookOnUserMessage, HookBeforeRun, HookOnEvent, HookAfterRun,
+	HookOnAgentError, HookOnRunError,
 }
 
 // Hooks returns every v1 hook, in the order of ABI.md.
@@ -144,6 +147,10 @@ func (h Hook) NewInput() Message {
 		return new(RunInput)
 	case HookOnEvent:
 		return new(EventInput)
+	case HookOnAgentError:
+		return new(AgentErrorInput)
+	case HookOnRunError:
+		return new(RunErrorInput)
 	}
 	return nil
 }
@@ -168,6 +175,8 @@ func (h Hook) NewOutput() Message {
 		return new(EventOutput)
 	case HookAfterRun:
 		return new(AfterRunOutput)
+	case HookOnAgentError, HookOnRunError:
+		return new(NotifyOutput)
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func TestWireNames(t *testing.T) {
 }
 
 func TestHookTable(t *testing.T) {
-	if len(abi.Hooks()) != 13 {
+	if len(abi.Hooks()) != 15 {
 		t.Fatalf("%d hooks", len(abi.Hooks()))
 	}
 	for _, h := range abi.Hooks() {
@@ -108,6 +108,15 @@ func TestHookTable(t *testing.T) {
 		}
 		if !strings.HasPrefix(h.Export(), abi.ExportPrefix) {
 			t.Errorf("export %s", h.Export())
+		}
+	}
+	// The notification-only hooks: the error is told, nothing is answered.
+	for h, in := range map[abi.Hook]abi.Message{abi.HookOnAgentError: new(abi.AgentErrorInput), abi.HookOnRunError: new(abi.RunErrorInput)} {
+		if reflect.TypeOf(h.NewInput()) != reflect.TypeOf(in) || reflect.TypeOf(h.NewOutput()) != reflect.TypeOf(new(abi.NotifyOutput)) {
+			t.Errorf("hook %s messages: %T → %T", h, h.NewInput(), h.NewOutput())
+		}
+		if got, ok := abi.HookForExport("adkhost_" + string(h)); !ok || got != h {
+			t.Errorf("HookForExport(adkhost_%s) = %s, %v", h, got, ok)
 		}
 	}
 	for _, name := range []string{"adkhost_describe", "adkhost_alloc", "tool_call", "adkhost_nope"} {

@@ -42,6 +42,7 @@ var inputSeeds = []string{
 	`{"abiVersion":1,` + ctxJSON + `,"tool":{"name":"get"},"args":{},"error":"boom"}`,
 	`{"abiVersion":1,` + ctxJSON + `,"message":` + content + `}`,
 	`{"abiVersion":1,` + ctxJSON + `,"event":` + event + `}`,
+	`{"abiVersion":1,` + ctxJSON + `,"error":"ValueError: agent failed"}`,
 }
 
 var outputSeeds = []string{
@@ -117,6 +118,7 @@ func FuzzDecodeDescribe(f *testing.F) {
 	addSeeds(f, badSeeds, []string{
 		`{"abiVersion":1,"name":"weather","version":"1.2.0","tools":[{"name":"get_weather","description":"d","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"longRunning":true}],"hooks":["tool_call","before_model"],"capabilities":["http","state"]}`,
 		`{"abiVersion":1,"name":"p","hooks":["on_event","after_run"]}`,
+		`{"abiVersion":1,"name":"p","hooks":["on_agent_error","on_run_error"]}`,
 		`{"abiVersion":1,"name":"p","tools":[{"name":"t","description":"","parameters":[]}],"hooks":["tool_call"]}`,
 		`{"abiVersion":1,"name":"p","hooks":["tool_call"],"capabilities":["root"]}`,
 	})

@@ -194,6 +194,31 @@ type AfterRunOutput struct {
 	Error string `json:"error,omitempty"`
 }
 
+// AgentErrorInput is the input of on_agent_error: an agent's run failed.
+// Context is the failed agent's invocation context.
+type AgentErrorInput struct {
+	Header
+	Context InvocationInfo `json:"context"`
+	// Error is the agent error's message.
+	Error string `json:"error"`
+}
+
+// RunErrorInput is the input of on_run_error: the run failed.
+type RunErrorInput struct {
+	Header
+	Context InvocationInfo `json:"context"`
+	// Error is the run error's message.
+	Error string `json:"error"`
+}
+
+// NotifyOutput answers the notification-only hooks, on_agent_error and
+// on_run_error: it has no value, and a non-empty Error is only logged by the
+// host; it never changes the run (the error propagates as it would anyway).
+type NotifyOutput struct {
+	Header
+	Error string `json:"error,omitempty"`
+}
+
 // DescribeInput is the input of adkhost_describe.
 type DescribeInput struct {
 	Header

@@ -34,8 +34,7 @@ import (
 // names what is missing. TestScenariosWasm skips them; adkconf -wasm marks
 // them.
 var WasmGaps = map[string]string{
-	// Hooks the ABI does not have.
-	"hook_order_on_unhandled_model_error": "the ABI has no on_agent_error / on_run_error hook (abi.Hook lists 13 hooks; host.Plugin's OnAgentError and OnRunError do nothing; the SDK cannot register them), so the plugin's on_agent_error and on_run_error items never run and their callback_log entries are missing",
+	// None: every scenario runs in Wasm mode.
 }
 
 // Wasm runs scenarios with their behaviours in the conformance guest. It
@@ -326,8 +325,8 @@ func wasmToolFn(m *host.Module, name string) (func(callbacks.ToolContext, map[st
 
 // wasmPlugin is a scenario plugin backed by the guest: the hooks with
 // behaviour items call the module's plugin hooks; the others, like
-// BasePlugin's defaults, do nothing. on_agent_error and on_run_error have
-// no ABI hook (see RUNNER-go.md).
+// BasePlugin's defaults, do nothing. on_agent_error and on_run_error are
+// notifications: the host logs the guest's failures and never returns them.
 type wasmPlugin struct {
 	callbacks.NoopPlugin
 	name string
@@ -448,6 +447,22 @@ func (p *wasmPlugin) OnToolError(ctx callbacks.ToolContext, t callbacks.Tool, ar
 	}
 	r, err := p.p.OnToolError(ctx, t, args, pyCause{cause})
 	return r, fromGuest(err)
+}
+
+// OnAgentError is google-adk's on_agent_error_callback (told only).
+func (p *wasmPlugin) OnAgentError(ctx callbacks.CallbackContext, cause error) {
+	if !p.has["on_agent_error"] {
+		return
+	}
+	p.p.OnAgentError(ctx, pyCause{cause})
+}
+
+// OnRunError is google-adk's on_run_error_callback (told only).
+func (p *wasmPlugin) OnRunError(ctx callbacks.ReadonlyContext, cause error) {
+	if !p.has["on_run_error"] {
+		return
+	}
+	p.p.OnRunError(ctx, pyCause{cause})
 }
 
 // ---------------------------------------------------------------------------

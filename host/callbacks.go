@@ -2,6 +2,8 @@ package host
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"maps"
 
 	"google.golang.org/genai"
@@ -187,11 +189,15 @@ func errorText(err error) string {
 }
 
 // Plugin is a module as a runner plugin: each callbacks.Plugin hook the
-// module implements calls it, with the semantics of Callbacks; the others,
-// and OnAgentError and OnRunError, which have no ABI hook, do nothing. Its
-// name is the module's. The run-level hooks (on_user_message, before_run,
-// on_event, after_run) have no callback context: there the guest can read
-// state but not write it, and actions and artifacts answer UNAVAILABLE.
+// module implements calls it, with the semantics of Callbacks; the others do
+// nothing. Its name is the module's. The run-level hooks (on_user_message,
+// before_run, on_event, after_run, on_run_error) have no callback context:
+// there the guest can read state but not write it, and actions and artifacts
+// answer UNAVAILABLE.
+//
+// OnAgentError and OnRunError (on_agent_error, on_run_error) only tell the
+// guest: a failure of the call, or an "error" in its output, is logged to
+// the module's logger at warn level and never changes the run.
 //
 // A plugin hook runs for every agent, model call, tool call or event of
 // the runner: each is a guest call, so list only the hooks a module needs.
@@ -326,4 +332,40 @@ func (p *Plugin) OnToolError(ctx callbacks.ToolContext, t callbacks.Tool, args m
 		return nil, nil
 	}
 	return p.m.onToolError(ctx, t, args, err)
+}
+
+// OnAgentError tells the guest that an agent's run failed (on_agent_error).
+// Failures are logged, never returned.
+func (p *Plugin) OnAgentError(ctx callbacks.CallbackContext, cause error) {
+	const hook = abi.HookOnAgentError
+	if !p.m.hooks[hook] {
+		return
+	}
+	h := callbackHost(p.m, hook, ctx)
+	p.m.notify(ctx, hook, &abi.AgentErrorInput{Context: h.info(), Error: errorText(cause)}, h)
+}
+
+// OnRunError tells the guest that the run failed (on_run_error). Failures
+// are logged, never returned.
+func (p *Plugin) OnRunError(ctx callbacks.ReadonlyContext, cause error) {
+	const hook = abi.HookOnRunError
+	if !p.m.hooks[hook] {
+		return
+	}
+	h := runHost(p.m, hook, ctx)
+	p.m.notify(ctx, hook, &abi.RunErrorInput{Context: h.info(), Error: errorText(cause)}, h)
+}
+
+// notify calls a notification-only hook and logs its failure, if any, to
+// the module's logger; a panic of the call is recovered and logged too, so
+// nothing the guest or the host does here can change the run.
+func (m *Module) notify(ctx callbacks.ReadonlyContext, hook abi.Hook, in abi.Message, h *callHost) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.logger.Log(ctx, slog.LevelError, "notification hook panicked", "module", m.name, "hook", string(hook), "panic", fmt.Sprint(r))
+		}
+	}()
+	if _, err := invoke[abi.NotifyOutput](ctx, m, hook, "", in, h); err != nil {
+		m.logger.Log(ctx, slog.LevelWarn, "notification hook failed", "module", m.name, "hook", string(hook), "invocation", ctx.InvocationID(), "error", err.Error())
+	}
 }

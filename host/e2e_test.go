@@ -6,9 +6,11 @@ package host_test
 // tools and callbacks leave.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -426,4 +428,52 @@ func TestPlugin(t *testing.T) {
 	if n := len(w.model.Requests()); n != 1 {
 		t.Errorf("model called %d times, want 1", n)
 	}
+}
+
+// TestPluginErrorHooks: a model error no callback handles fails the agent
+// and the run; the module as a plugin is told both (on_agent_error, then
+// on_run_error), and the errors its outputs report are only logged: the
+// run's error stays the model's.
+func TestPluginErrorHooks(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	m := load(t, host.ModuleConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	modelErr := errors.New("unhandled quota")
+	w := newWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, scripted.Step{Err: modelErr})
+	_, err := w.turn("hello")
+	if !errors.Is(err, modelErr) {
+		t.Fatalf("err = %v, want the model's", err)
+	}
+	got := logs.String()
+	// The engine wraps the model's error: agent "root": model call: ….
+	const told = `error=agent \"root\": model call: unhandled quota"`
+	agentLine := strings.Index(got, `msg="on_agent_error agent=root `+told)
+	runLine := strings.Index(got, ` user=hello `+told)
+	if agentLine < 0 || runLine < agentLine {
+		t.Errorf("the guest was not told, in order:\n%s", got)
+	}
+	for _, hook := range []string{"on_agent_error", "on_run_error"} {
+		if !strings.Contains(got, `level=WARN msg="notification hook failed" module=testguest hook=`+hook) ||
+			!strings.Contains(got, `guest reported an error: `+hook+` refused`) {
+			t.Errorf("the %s error was not logged:\n%s", hook, got)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -178,6 +178,8 @@ func outputError(m abi.Message) string {
 		return o.Error
 	case *abi.AfterRunOutput:
 		return o.Error
+	case *abi.NotifyOutput:
+		return o.Error
 	}
 	return ""
 }

@@ -209,7 +209,7 @@ func TestLoadRefusesBadModules(t *testing.T) {
 			name: "describe with an unknown hook",
 			mod:  mini{describe: `{"abiVersion":1,"name":"mini","hooks":["on_sunrise"]}`},
 			kind: sandbox.ErrDescribe,
-			want: `bad describe message: abi: invalid describe message: unknown hook "on_sunrise" (ABI v1 hooks: tool_call, before_agent, after_agent, before_model, after_model, on_model_error, before_tool, after_tool, on_tool_error, on_user_message, before_run, on_event, after_run)`,
+			want: `bad describe message: abi: invalid describe message: unknown hook "on_sunrise" (ABI v1 hooks: tool_call, before_agent, after_agent, before_model, after_model, on_model_error, before_tool, after_tool, on_tool_error, on_user_message, before_run, on_event, after_run, on_agent_error, on_run_error)`,
 		},
 		{
 			name: "describe lists a hook the module does not export",

@@ -395,4 +395,17 @@ func init() {
 		_, err := first("after_run", agentInfo(ctx), nil, nil)
 		return err
 	})
+	// Notifications, as google-adk's on_agent_error_callback and
+	// on_run_error_callback: the items run, their result is ignored, and an
+	// error they raise is only logged by the host.
+	adkhost.OnAgentError(func(ctx adkhost.CallbackContext, cause error) {
+		in := agentInfo(ctx)
+		in.err = sp(cause.Error())
+		_, _ = first("on_agent_error", in, nil, nil)
+	})
+	adkhost.OnRunError(func(ctx adkhost.CallbackContext, cause error) {
+		in := agentInfo(ctx)
+		in.err = sp(cause.Error())
+		_, _ = first("on_run_error", in, nil, nil)
+	})
 }

@@ -4,7 +4,9 @@
 // GOOS=wasip1 GOARCH=wasm -buildmode=c-shared. It implements the native
 // transport by hand and every hook of ABI v1. Each hook but on_model_error
 // answers only when its input carries a trigger, so the tests can attach the
-// module anywhere.
+// module anywhere; on_model_error answers every error but an "unhandled"
+// one. The notification hooks, on_agent_error and on_run_error, log what
+// they are told and report an error, which the host only logs.
 package main
 
 import (
@@ -298,6 +300,9 @@ func afterModel(p, n uint32) uint64 {
 func onModelError(p, n uint32) uint64 {
 	var in abi.ModelErrorInput
 	read(p, n, &in)
+	if strings.Contains(in.Error, "unhandled") {
+		return 0
+	}
 	return write(&abi.ModelOutput{Response: &abi.LlmResponse{Content: say("model", "fallback: "+in.Error)}})
 }
 
@@ -397,4 +402,25 @@ func afterRun(p, n uint32) uint64 {
 		return write(&abi.AfterRunOutput{Error: "after_run refused"})
 	}
 	return 0
+}
+
+//go:wasmexport adkhost_on_agent_error
+func onAgentError(p, n uint32) uint64 {
+	var in abi.AgentErrorInput
+	read(p, n, &in)
+	notified("on_agent_error agent=" + in.Context.AgentName + " error=" + in.Error)
+	return write(&abi.NotifyOutput{Error: "on_agent_error refused"})
+}
+
+//go:wasmexport adkhost_on_run_error
+func onRunError(p, n uint32) uint64 {
+	var in abi.RunErrorInput
+	read(p, n, &in)
+	notified("on_run_error invocation=" + in.Context.InvocationID + " user=" + text(in.Context.UserContent) + " error=" + in.Error)
+	return write(&abi.NotifyOutput{Error: "on_run_error refused"})
+}
+
+func notified(line string) {
+	mp, ml := ptr(line)
+	logLine(0, mp, ml)
 }

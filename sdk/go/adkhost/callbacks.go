@@ -129,6 +129,23 @@ func AfterRun(fn func(ctx CallbackContext) error) {
 	std.cb.afterRun = append(std.cb.afterRun, fn)
 }
 
+// OnAgentError registers an on_agent_error plugin hook (google-adk's
+// on_agent_error_callback): it is told that an agent's run failed; err
+// carries the error's message. It is a notification only: every registered
+// OnAgentError runs, in order, and nothing it does changes the run (the
+// host only logs a panic).
+func OnAgentError(fn func(ctx CallbackContext, err error)) {
+	std.cb.onAgentError = append(std.cb.onAgentError, fn)
+}
+
+// OnRunError registers an on_run_error plugin hook (google-adk's
+// on_run_error_callback): it is told that the run failed; err carries the
+// error's message. Like OnAgentError it is a notification only, and like
+// the other run-level hooks it can read state but not write it.
+func OnRunError(fn func(ctx CallbackContext, err error)) {
+	std.cb.onRunError = append(std.cb.onRunError, fn)
+}
+
 type callbacks struct {
 	beforeAgent, afterAgent, beforeRun []func(CallbackContext) (*abi.Content, error)
 	beforeModel                        []func(CallbackContext, *abi.LlmRequest) (*abi.LlmResponse, error)
@@ -140,6 +157,7 @@ type callbacks struct {
 	onUserMessage                      []func(CallbackContext, *abi.Content) (*abi.Content, error)
 	onEvent                            []func(CallbackContext, *abi.Event) (*abi.Event, error)
 	afterRun                           []func(CallbackContext) error
+	onAgentError, onRunError           []func(CallbackContext, error)
 }
 
 func (c *callbacks) count(h abi.Hook) int {
@@ -168,6 +186,10 @@ func (c *callbacks) count(h abi.Hook) int {
 		return len(c.onEvent)
 	case abi.HookAfterRun:
 		return len(c.afterRun)
+	case abi.HookOnAgentError:
+		return len(c.onAgentError)
+	case abi.HookOnRunError:
+		return len(c.onRunError)
 	}
 	return 0
 }

@@ -301,6 +301,22 @@ func (r *registry) run(h abi.Hook, input []byte) (out abi.Message, err error) {
 			}
 		}
 		return &abi.AfterRunOutput{}, nil
+
+	case abi.HookOnAgentError, abi.HookOnRunError:
+		var in abi.AgentErrorInput // RunErrorInput has the same fields
+		if err := decode(input, &in); err != nil {
+			return nil, err
+		}
+		fns := cb.onAgentError
+		if h == abi.HookOnRunError {
+			fns = cb.onRunError
+		}
+		ctx := CallbackContext{Invocation: in.Context, Hook: h}
+		cause := errors.New(in.Error)
+		for _, fn := range fns {
+			fn(ctx, cause)
+		}
+		return &abi.NotifyOutput{}, nil
 	}
 	return nil, fmt.Errorf("adkhost: hook %s is not supported by this SDK", h)
 }

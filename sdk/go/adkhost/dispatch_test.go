@@ -222,6 +222,15 @@ func TestEveryHook(t *testing.T) {
 	})
 	OnEvent(func(ctx CallbackContext, ev *abi.Event) (*abi.Event, error) { note(ctx); return nil, nil })
 	AfterRun(func(ctx CallbackContext) error { note(ctx); return nil })
+	var told []string
+	tell := func(ctx CallbackContext, err error) {
+		note(ctx)
+		told = append(told, string(ctx.Hook)+" "+ctx.Invocation.AgentName+": "+err.Error())
+	}
+	// Notifications: every registration runs, and the output is empty.
+	OnAgentError(tell)
+	OnAgentError(tell)
+	OnRunError(tell)
 
 	ti := abi.ToolInfo{Name: "t"}
 	for _, c := range []struct {
@@ -261,6 +270,12 @@ func TestEveryHook(t *testing.T) {
 			return invoke[abi.EventOutput](t, abi.HookOnEvent, &abi.EventInput{Context: ctxInfo, Event: &abi.Event{ID: "e"}})
 		}, `{"abiVersion":1}`},
 		{abi.HookAfterRun, func() any { return invoke[abi.AfterRunOutput](t, abi.HookAfterRun, &abi.RunInput{Context: ctxInfo}) }, `{"abiVersion":1}`},
+		{abi.HookOnAgentError, func() any {
+			return invoke[abi.NotifyOutput](t, abi.HookOnAgentError, &abi.AgentErrorInput{Context: ctxInfo, Error: "ValueError: agent broke"})
+		}, `{"abiVersion":1}`},
+		{abi.HookOnRunError, func() any {
+			return invoke[abi.NotifyOutput](t, abi.HookOnRunError, &abi.RunErrorInput{Context: ctxInfo, Error: "run broke"})
+		}, `{"abiVersion":1}`},
 	} {
 		if got := js(t, c.got()); got != c.want {
 			t.Errorf("%s = %s, want %s", c.hook, got, c.want)
@@ -272,9 +287,14 @@ func TestEveryHook(t *testing.T) {
 		t.Errorf("after_tool cleared = %s", got)
 	}
 	want := []abi.Hook{abi.HookBeforeAgent, abi.HookAfterAgent, abi.HookBeforeRun, abi.HookAfterModel, abi.HookOnModelError,
-		abi.HookBeforeTool, abi.HookBeforeTool, abi.HookAfterTool, abi.HookOnToolError, abi.HookOnUserMessage, abi.HookOnEvent, abi.HookAfterRun, abi.HookAfterTool}
+		abi.HookBeforeTool, abi.HookBeforeTool, abi.HookAfterTool, abi.HookOnToolError, abi.HookOnUserMessage, abi.HookOnEvent, abi.HookAfterRun,
+		abi.HookOnAgentError, abi.HookOnAgentError, abi.HookOnRunError, abi.HookAfterTool}
 	if !slices.Equal(hooks, want) {
 		t.Errorf("hooks seen %v, want %v", hooks, want)
+	}
+	agent := ctxInfo.AgentName
+	if want := []string{"on_agent_error " + agent + ": ValueError: agent broke", "on_agent_error " + agent + ": ValueError: agent broke", "on_run_error " + agent + ": run broke"}; !slices.Equal(told, want) {
+		t.Errorf("told %q, want %q", told, want)
 	}
 	if got := h.Recorded(); !slices.Equal(got, []string{"escalate", "skip_summarization"}) {
 		t.Errorf("host calls = %q", got)

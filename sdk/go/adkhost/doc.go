@@ -37,7 +37,7 @@
 // Importing the package gives the module every export ABI v1 needs:
 // adkhost_abi_version_1, adkhost_alloc and adkhost_free (a map keeps each
 // block alive until it is freed), adkhost_describe (built from the
-// registrations), and adkhost_<hook> for all thirteen hooks. They are
+// registrations), and adkhost_<hook> for all fifteen hooks. They are
 // //go:wasmexport functions of this package, which works in any package of
 // a program, not only main. The describe message lists only the hooks with
 // a registration, and the host calls only those. A guest must not define
@@ -53,11 +53,11 @@
 // Module names the module and asks for capabilities; Tool registers a typed
 // tool, its parameters schema derived from the argument type (SchemaFor);
 // BeforeAgent, AfterAgent, BeforeModel, AfterModel, OnModelError,
-// BeforeTool, AfterTool, OnToolError, OnUserMessage, BeforeRun, OnEvent and
-// AfterRun register callbacks, several per hook if need be. Registration
-// mistakes (an invalid or duplicate name, an argument type without a
-// schema) panic, so the module fails to load with the message. A module
-// without a name fails to load too.
+// BeforeTool, AfterTool, OnToolError, OnUserMessage, BeforeRun, OnEvent,
+// AfterRun, OnAgentError and OnRunError register callbacks, several per
+// hook if need be. Registration mistakes (an invalid or duplicate name, an
+// argument type without a schema) panic, so the module fails to load with
+// the message. A module without a name fails to load too.
 //
 // # Host functions
 //

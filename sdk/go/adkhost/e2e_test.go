@@ -322,6 +322,19 @@ func TestCallbacks(t *testing.T) {
 	ro, err = sandbox.Invoke[abi.AfterRunOutput](ctx, p, abi.HookAfterRun, &abi.RunInput{Context: failing}, host)
 	check("after_run failing", ro, err, `{"abiVersion":1,"error":"after_run refused"}`)
 
+	no, err := sandbox.Invoke[abi.NotifyOutput](ctx, p, abi.HookOnAgentError, &abi.AgentErrorInput{Context: info, Error: "ValueError: boom"}, host)
+	check("on_agent_error", no, err, `{"abiVersion":1}`)
+	no, err = sandbox.Invoke[abi.NotifyOutput](ctx, p, abi.HookOnRunError, &abi.RunErrorInput{Context: info, Error: "quota"}, host)
+	check("on_run_error", no, err, `{"abiVersion":1}`)
+	no, err = sandbox.Invoke[abi.NotifyOutput](ctx, p, abi.HookOnRunError, &abi.RunErrorInput{Context: info, Error: "panic"}, host)
+	if err != nil || no.Error != "panic: told to panic" {
+		t.Errorf("on_run_error panicking = %+v, %v; want the panic as the output's error", no, err)
+	}
+	logs := host.LogLines()
+	if want := []string{"WARN agent " + info.AgentName + " failed: ValueError: boom", "WARN run " + info.InvocationID + " failed: quota"}; len(logs) < 2 || !slices.Equal(logs[:2], want) {
+		t.Errorf("logs = %q, want %q first", logs, want)
+	}
+
 	if got, want := host.Recorded(), []string{"state_set temp:after_agent true", "transfer_to_agent specialist"}; !slices.Equal(got, want) {
 		t.Errorf("host calls = %q, want %q", got, want)
 	}

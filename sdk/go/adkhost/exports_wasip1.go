@@ -110,3 +110,11 @@ func exportOnEvent(p unsafe.Pointer, n uint32) uint64 { return call(abi.HookOnEv
 
 //go:wasmexport adkhost_after_run
 func exportAfterRun(p unsafe.Pointer, n uint32) uint64 { return call(abi.HookAfterRun, p, n) }
+
+//go:wasmexport adkhost_on_agent_error
+func exportOnAgentError(p unsafe.Pointer, n uint32) uint64 {
+	return call(abi.HookOnAgentError, p, n)
+}
+
+//go:wasmexport adkhost_on_run_error
+func exportOnRunError(p unsafe.Pointer, n uint32) uint64 { return call(abi.HookOnRunError, p, n) }

@@ -190,6 +190,16 @@ func init() {
 		}
 		return nil
 	})
+	// The notifications log what they are told; a panic is only reported.
+	adkhost.OnAgentError(func(ctx adkhost.CallbackContext, err error) {
+		adkhost.Log(slog.LevelWarn, "agent "+ctx.Invocation.AgentName+" failed: "+err.Error())
+	})
+	adkhost.OnRunError(func(ctx adkhost.CallbackContext, err error) {
+		if err.Error() == "panic" {
+			panic("told to panic")
+		}
+		adkhost.Log(slog.LevelWarn, "run "+ctx.Invocation.InvocationID+" failed: "+err.Error())
+	})
 }
 
 func text(role, s string) *abi.Content {
