@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -24,8 +28,10 @@ func (e *InvocationNotFoundError) ErrorCode() string { return "InvocationNotFoun
 // rewind_before_invocation_id, which hides that invocation and everything
 // after it from later model requests, and a state delta that restores the
 // session-scoped state as it was at that point (app:, user: and temp: state
-// is shared or short-lived and is not restored). Unlike google-adk, it does
-// not yet restore artifact versions.
+// is shared or short-lived and is not restored). With an artifact service,
+// session artifacts changed since are restored: the version they had is
+// saved again as the newest, and those created since get the rewind
+// tombstone, which loads as absent; user: artifacts are left alone.
 func (r *Runner) Rewind(ctx context.Context, userID, sessionID, invocationID string) error {
 	sess, err := r.cfg.Sessions.Get(ctx, &session.GetRequest{AppName: r.cfg.AppName, UserID: userID, SessionID: sessionID})
 	if err != nil {
@@ -45,6 +51,11 @@ func (r *Runner) Rewind(ctx context.Context, userID, sessionID, invocationID str
 	ev := session.NewEvent(newInvocationID(), "user", "")
 	ev.Actions.RewindBeforeInvocationID = invocationID
 	ev.Actions.StateDelta = rewindStateDelta(events[:at], sess.State())
+	delta, err := r.rewindArtifacts(ctx, sess, events, at)
+	if err != nil {
+		return fmt.Errorf("rewind: %w", err)
+	}
+	ev.Actions.ArtifactDelta = delta
 	if err := r.cfg.Sessions.AppendEvent(ctx, sess, ev); err != nil {
 		return fmt.Errorf("rewind: %w", err)
 	}
@@ -79,4 +90,55 @@ func rewindStateDelta(before []*session.Event, current map[string]any) map[strin
 		}
 	}
 	return delta
+}
+
+// rewindArtifacts saves, for each session artifact whose version changed
+// after events[at], the version it had then (or the tombstone if it did not
+// exist), and returns the new versions (google-adk
+// compute_artifact_delta_for_rewind).
+func (r *Runner) rewindArtifacts(ctx context.Context, sess *session.Session, events []*session.Event, at int) (map[string]int, error) {
+	if r.cfg.Artifacts == nil {
+		return nil, nil
+	}
+	then, now := map[string]int{}, map[string]int{}
+	for i, ev := range events {
+		for name, v := range ev.Actions.ArtifactDelta {
+			if i < at {
+				then[name] = v
+			}
+			now[name] = v
+		}
+	}
+	var delta map[string]int
+	for _, name := range slices.Sorted(maps.Keys(now)) {
+		if artifact.IsUserScoped(name) {
+			continue
+		}
+		v, existed := then[name]
+		if existed && v == now[name] {
+			continue
+		}
+		key := artifact.Key{AppName: r.cfg.AppName, UserID: sess.UserID, SessionID: sess.ID, Name: name}
+		part := artifact.RewindTombstone()
+		if existed {
+			p, err := r.cfg.Artifacts.Load(ctx, key, v)
+			switch {
+			case err == nil:
+				part = p
+			case errors.Is(err, artifact.ErrNotFound):
+				r.cfg.Logger.Warn("artifact version missing during rewind; saving it as absent", "artifact", name, "version", v, "session", sess.ID)
+			default:
+				return nil, err
+			}
+		}
+		saved, err := r.cfg.Artifacts.Save(ctx, key, part)
+		if err != nil {
+			return nil, err
+		}
+		if delta == nil {
+			delta = map[string]int{}
+		}
+		delta[name] = saved
+	}
+	return delta, nil
 }

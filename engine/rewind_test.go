@@ -9,6 +9,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/model/scripted"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
@@ -87,5 +88,66 @@ func TestRewindRestoresStateAndHidesLaterTurns(t *testing.T) {
 	var nf *engine.InvocationNotFoundError
 	if !errors.As(err, &nf) || err.Error() != "Invocation ID not found: e-missing" {
 		t.Fatalf("rewind to an unknown invocation: %v", err)
+	}
+}
+
+func TestRewindRestoresArtifacts(t *testing.T) {
+	write, err := tool.NewFunction(tool.FunctionConfig{
+		Name: "write", Description: "Saves artifacts.",
+		Fn: func(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+			for name, text := range args {
+				if _, err := ctx.SaveArtifact(name, &genai.Part{Text: text.(string)}); err != nil {
+					return nil, err
+				}
+			}
+			return map[string]any{"ok": true}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New("m",
+		calls(&genai.FunctionCall{Name: "write", Args: map[string]any{"report.txt": "v0"}}), text("Saved."),
+		calls(&genai.FunctionCall{Name: "write", Args: map[string]any{"report.txt": "v1", "new.txt": "n0", "user:prefs": "p"}}), text("Saved more."),
+	)
+	a, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "assistant", Model: m, Tools: []tool.Tool{write}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, arts := session.NewInMemoryService(), artifact.NewInMemoryService()
+	r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: a, Sessions: svc, Artifacts: arts, AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, r, svc, "s", userText("one"), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	second, err := run(t, r, svc, "s", userText("two"), engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Rewind(ctx, "u", "s", second[0].InvocationID); err != nil {
+		t.Fatal(err)
+	}
+	s, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := s.Events()
+	if got := jsonOf(evs[len(evs)-1].Actions.ArtifactDelta); got != `{"new.txt":1,"report.txt":2}` {
+		t.Fatalf("rewind artifact delta = %s", got)
+	}
+	key := func(name string) artifact.Key {
+		return artifact.Key{AppName: "app", UserID: "u", SessionID: "s", Name: name}
+	}
+	if p, err := arts.Load(ctx, key("report.txt"), artifact.Latest); err != nil || p.Text != "v0" {
+		t.Fatalf("report.txt after rewind = %+v, %v; want v0 again", p, err)
+	}
+	if _, err := arts.Load(ctx, key("new.txt"), artifact.Latest); !errors.Is(err, artifact.ErrNotFound) {
+		t.Fatalf("new.txt after rewind: err = %v, want ErrNotFound", err)
+	}
+	if p, err := arts.Load(ctx, key("user:prefs"), artifact.Latest); err != nil || p.Text != "p" {
+		t.Fatalf("user:prefs after rewind = %+v, %v; user artifacts are not rewound", p, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,32 @@ func decodePart(k Key, data []byte) (*genai.Part, error) {
 	return part, nil
 }
 
+// RewindTombstone returns the part a session rewind saves as the newest
+// version of an artifact that did not exist at the rewind point: its older
+// versions stay, so it cannot be deleted. Every Service loads a version
+// holding it as absent (google-adk's rewind tombstone, an empty
+// application/octet-stream payload; an artifact saved with exactly that
+// content loads as absent too).
+func RewindTombstone() *genai.Part {
+	return &genai.Part{InlineData: &genai.Blob{MIMEType: "application/octet-stream", Data: []byte{}}}
+}
+
+// IsAbsent reports whether a stored part stands for no artifact: the rewind
+// tombstone or an empty part. Services return ErrNotFound for such a
+// version.
+func IsAbsent(p *genai.Part) bool {
+	if p == nil {
+		return true
+	}
+	rest := *p
+	rest.InlineData = nil
+	if !reflect.DeepEqual(rest, genai.Part{}) {
+		return false
+	}
+	b := p.InlineData
+	return b == nil || b.MIMEType == "application/octet-stream" && len(b.Data) == 0 && b.DisplayName == ""
+}
+
 // InMemoryService is a Service in process memory. It keeps each version as
 // its JSON encoding, so a saved part is copied in and a loaded one is a
 // fresh copy, as google-adk's in-memory service deep-copies them.
@@ -117,7 +144,14 @@ func (m *InMemoryService) Load(_ context.Context, k Key, version int) (*genai.Pa
 	if version < 0 || version >= len(vs) {
 		return nil, fmt.Errorf("artifact %q version %d: %w", k.Name, version, ErrNotFound)
 	}
-	return decodePart(k, vs[version])
+	part, err := decodePart(k, vs[version])
+	if err != nil {
+		return nil, err
+	}
+	if IsAbsent(part) {
+		return nil, fmt.Errorf("artifact %q version %d: %w", k.Name, version, ErrNotFound)
+	}
+	return part, nil
 }
 
 // List implements Service.

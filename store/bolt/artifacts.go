@@ -114,6 +114,9 @@ func (a *ArtifactService) Load(ctx context.Context, k artifact.Key, version int)
 		if err := json.Unmarshal(v, part); err != nil {
 			return a.db.corrupt("artifact %q: %v", k.Name, err)
 		}
+		if artifact.IsAbsent(part) {
+			return notFound(k, version)
+		}
 		return nil
 	})
 	if err != nil {

@@ -37,6 +37,7 @@ func Run(t *testing.T, newService func(t *testing.T) artifact.Service) {
 		{"Save/NilPart", testSaveNil},
 		{"Load/NotFound", testLoadNotFound},
 		{"Load/RoundTrip", testRoundTrip},
+		{"Load/Tombstone", testTombstone},
 		{"Scope/Session", testSessionScope},
 		{"Scope/User", testUserScope},
 		{"List", testList},
@@ -178,7 +179,8 @@ func testRoundTrip(t *testing.T, svc artifact.Service) {
 		"call": {FunctionCall: &genai.FunctionCall{ID: "c1", Name: "f",
 			Args: map[string]any{"n": 1.5, "list": []any{"a", true}, "nested": map[string]any{"k": "v"}}}},
 		"thought": {Text: "hmm", Thought: true, ThoughtSignature: []byte{1, 2, 3}},
-		"empty":   {InlineData: &genai.Blob{MIMEType: "application/octet-stream", Data: []byte{}}},
+		// Empty data round-trips; only the rewind tombstone (empty octet-stream) loads as absent.
+		"empty": {InlineData: &genai.Blob{MIMEType: "text/plain", Data: []byte{}}},
 	}
 	for name, p := range parts {
 		k := key("s1", name)
@@ -380,5 +382,28 @@ func testConcurrentSaves(t *testing.T, svc artifact.Service) {
 		if txt := text(t, svc, k, v); txt != s {
 			t.Errorf("version %d = %q, its saver wrote %q", v, txt, s)
 		}
+	}
+}
+
+// testTombstone: a version holding the rewind tombstone (or an empty part)
+// loads as absent, while older versions still load.
+func testTombstone(t *testing.T, svc artifact.Service) {
+	k := key("s1", "report.txt")
+	save(t, svc, k, &genai.Part{Text: "v0"})
+	if v := save(t, svc, k, artifact.RewindTombstone()); v != 1 {
+		t.Fatalf("tombstone saved as version %d, want 1", v)
+	}
+	for _, version := range []int{artifact.Latest, 1} {
+		if _, err := svc.Load(t.Context(), k, version); !errors.Is(err, artifact.ErrNotFound) {
+			t.Fatalf("Load(version %d) of a tombstone: err = %v, want ErrNotFound", version, err)
+		}
+	}
+	p, err := svc.Load(t.Context(), k, 0)
+	if err != nil || p.Text != "v0" {
+		t.Fatalf("Load(0) = %+v, %v; want the version before the tombstone", p, err)
+	}
+	save(t, svc, k, &genai.Part{})
+	if _, err := svc.Load(t.Context(), k, artifact.Latest); !errors.Is(err, artifact.ErrNotFound) {
+		t.Fatalf("Load of an empty part: err = %v, want ErrNotFound", err)
 	}
 }
