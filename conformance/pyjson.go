@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Trace values are plain Go values: nil, bool, int64 (and other ints),
@@ -49,7 +48,7 @@ func writePyJSON(b *bytes.Buffer, v any, depth int) error {
 			b.WriteString("false")
 		}
 	case string:
-		writePyString(b, x)
+		b.WriteString(pyfmt.JSONString(x))
 	case int:
 		b.WriteString(strconv.FormatInt(int64(x), 10))
 	case int64:
@@ -107,7 +106,7 @@ func writePyJSON(b *bytes.Buffer, v any, depth int) error {
 				b.WriteByte(',')
 			}
 			writeIndent(b, depth+1)
-			writePyString(b, k)
+			b.WriteString(pyfmt.JSONString(k))
 			b.WriteString(": ")
 			if err := writePyJSON(b, x[k], depth+1); err != nil {
 				return err
@@ -125,36 +124,6 @@ func writePyJSON(b *bytes.Buffer, v any, depth int) error {
 		return writePyJSON(b, d, depth)
 	}
 	return nil
-}
-
-// writePyString escapes like json.dumps(ensure_ascii=False).
-func writePyString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20:
-			fmt.Fprintf(b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	b.WriteByte('"')
 }
 
 // pyFloatRepr is json.dumps of a float: Python's repr(float), with the

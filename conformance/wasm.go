@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +24,7 @@ import (
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
 )
@@ -518,26 +518,6 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	if err := d.Decode(&e); err != nil {
 		e = map[string]any{"$bad_log_entry": text}
 	}
-	h.log.add(numbersOf(e).(map[string]any))
+	h.log.add(pyfmt.ExactNumbers(e).(map[string]any))
 	return nil
-}
-
-func numbersOf(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			return i
-		}
-		f, _ := strconv.ParseFloat(string(v), 64)
-		return f
-	case map[string]any:
-		for k, x := range v {
-			v[k] = numbersOf(x)
-		}
-	case []any:
-		for i, x := range v {
-			v[i] = numbersOf(x)
-		}
-	}
-	return v
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/planner"
 	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
 func (a *LlmAgent) preprocess(ctx *InvocationContext, call *llmCall) error {
@@ -272,25 +273,5 @@ func parseJSONOutput(text string) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("output is not valid JSON: %w", err)
 	}
-	return exactNumbers(v), nil
-}
-
-func exactNumbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, e := range t {
-			t[k] = exactNumbers(e)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = exactNumbers(e)
-		}
-	}
-	return v
+	return pyfmt.ExactNumbers(v), nil
 }

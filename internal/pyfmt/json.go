@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // JSONDumps renders v as Python's json.dumps(v, ensure_ascii=False) with
@@ -70,11 +71,21 @@ func writeJSON(b *strings.Builder, v any) {
 	}
 }
 
+// JSONString renders s as Python's json.dumps(s, ensure_ascii=False)
+// does: quotes, backslashes and control characters escaped, everything else
+// as it is.
+func JSONString(s string) string {
+	var b strings.Builder
+	writeJSONString(&b, s)
+	return b.String()
+}
+
 // writeJSONString escapes as Python's json module does with
 // ensure_ascii=False: quotes, backslashes and control characters only.
 func writeJSONString(b *strings.Builder, s string) {
 	b.WriteByte('"')
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch r {
 		case '"':
 			b.WriteString(`\"`)
@@ -94,9 +105,34 @@ func writeJSONString(b *strings.Builder, s string) {
 			if r < 0x20 {
 				fmt.Fprintf(b, `\u%04x`, r)
 			} else {
-				b.WriteRune(r)
+				b.WriteString(s[i : i+size])
 			}
 		}
+		i += size
 	}
 	b.WriteByte('"')
+}
+
+// ExactNumbers replaces the json.Number values of a JSON tree decoded with
+// UseNumber by int64 for integers and float64 otherwise, as Python's
+// json.loads keeps ints apart from floats. Maps and slices are changed in
+// place; the converted tree is returned.
+func ExactNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, e := range t {
+			t[k] = ExactNumbers(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = ExactNumbers(e)
+		}
+	}
+	return v
 }

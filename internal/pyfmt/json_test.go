@@ -36,3 +36,24 @@ func TestJSONDumps(t *testing.T) {
 		t.Error("JSONDumps(func) succeeded, want an error")
 	}
 }
+
+func TestJSONString(t *testing.T) {
+	for in, want := range map[string]string{
+		`a"b\c`:       `"a\"b\\c"`,
+		"é\u2028\x1f": "\"é\u2028\\u001f\"",
+		"bad\xffutf8": "\"bad\xffutf8\"", // invalid bytes pass through as they are
+	} {
+		if got := JSONString(in); got != want {
+			t.Errorf("JSONString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestExactNumbers(t *testing.T) {
+	got := ExactNumbers(map[string]any{"i": json.Number("21"), "f": json.Number("0.5"), "l": []any{json.Number("-3"), json.Number("1e3")}, "s": "x"})
+	m := got.(map[string]any)
+	l := m["l"].([]any)
+	if m["i"] != int64(21) || m["f"] != 0.5 || l[0] != int64(-3) || l[1] != 1000.0 || m["s"] != "x" {
+		t.Fatalf("ExactNumbers = %#v", got)
+	}
+}
