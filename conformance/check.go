@@ -45,13 +45,10 @@ func (o *Outcome) Report() string {
 // CheckFile runs one scenario on adkhost and compares it with the golden
 // trace read from goldenDir/<name>.json.
 func CheckFile(path, goldenDir string, opt CompareOptions) *Outcome {
-	o := &Outcome{File: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
-	sc, err := LoadScenario(path)
-	if err != nil {
-		o.Err = err
+	o, sc := loadForCheck(path)
+	if sc == nil {
 		return o
 	}
-	o.Name = sc.Name
 	golden, err := os.ReadFile(filepath.Join(goldenDir, sc.Name+".json"))
 	if err != nil {
 		o.Err = fmt.Errorf("no golden trace: %w", err)
@@ -62,14 +59,24 @@ func CheckFile(path, goldenDir string, opt CompareOptions) *Outcome {
 
 // CheckAgainst runs one scenario and compares it with the given golden.
 func CheckAgainst(path string, golden []byte, opt CompareOptions) *Outcome {
+	o, sc := loadForCheck(path)
+	if sc == nil {
+		return o
+	}
+	return check(o, sc, golden, opt)
+}
+
+// loadForCheck loads a scenario and starts its outcome; on a load error the
+// scenario is nil and the outcome carries the error.
+func loadForCheck(path string) (*Outcome, *Scenario) {
 	o := &Outcome{File: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
 	sc, err := LoadScenario(path)
 	if err != nil {
 		o.Err = err
-		return o
+		return o, nil
 	}
 	o.Name = sc.Name
-	return check(o, sc, golden, opt)
+	return o, sc
 }
 
 func check(o *Outcome, sc *Scenario, golden []byte, opt CompareOptions) *Outcome {

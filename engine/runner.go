@@ -213,13 +213,7 @@ var errStopped = errors.New("caller stopped")
 // runWithPlugins yields the run's events; it returns errStopped when yield
 // returned false, or the error that ended the run.
 func (r *Runner) runWithPlugins(ictx *InvocationContext, yield func(*session.Event, error) bool) error {
-	early, err := ictx.inv.plugins.BeforeRun(ictx)
-	if err != nil {
-		return err
-	}
-	if early != nil {
-		ev := session.NewEvent(ictx.inv.id, "model", "")
-		ev.Content = early
+	emit := func(ev *session.Event) error {
 		out, err := r.processAndAppend(ictx, ev)
 		if err != nil {
 			return err
@@ -229,16 +223,21 @@ func (r *Runner) runWithPlugins(ictx *InvocationContext, yield func(*session.Eve
 		}
 		return nil
 	}
+	early, err := ictx.inv.plugins.BeforeRun(ictx)
+	if err != nil {
+		return err
+	}
+	if early != nil {
+		ev := session.NewEvent(ictx.inv.id, "model", "")
+		ev.Content = early
+		return emit(ev)
+	}
 	for ev, err := range runAgent(ictx, ictx.agent) {
 		if err != nil {
 			return r.recordFailure(ictx, err, yield)
 		}
-		out, err := r.processAndAppend(ictx, ev)
-		if err != nil {
+		if err := emit(ev); err != nil {
 			return err
-		}
-		if !yield(out, nil) {
-			return errStopped
 		}
 	}
 	return nil
