@@ -19,9 +19,11 @@ import (
 	"github.com/adkhost/adkhost/engine/tool"
 )
 
-// llmCall is one step's request and the tools it offers, by name.
+// llmCall is one step's request, the model that answers it, and the tools
+// it offers, by name.
 type llmCall struct {
 	req   *model.Request
+	model model.Model
 	tools map[string]tool.Tool
 	// toolOrder keeps the order tools were added, for error messages.
 	toolOrder []string
@@ -126,11 +128,7 @@ func (a *LlmAgent) callModel(ctx *InvocationContext, call *llmCall, skeleton *se
 		if _, ok := cfg.Labels[agentNameLabel]; !ok {
 			cfg.Labels[agentNameLabel] = a.Name
 		}
-		m, err := a.canonicalModel(ctx)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
+		m := call.model
 		if err := ctx.incrementLLMCalls(); err != nil {
 			yield(nil, err)
 			return

@@ -27,6 +27,7 @@ func (a *LlmAgent) preprocess(ctx *InvocationContext, call *llmCall) error {
 	if err != nil {
 		return err
 	}
+	call.model = m
 	a.basicProcessor(ctx, call, m)
 	if err := a.instructionsProcessor(ctx, call); err != nil {
 		return err
