@@ -60,3 +60,6 @@ examples: examples-deps
 examples-deps:
 	plugins/examples/install-deps.sh
 conformance-wasm: ; $(GO) run ./conformance/cmd/adkconf -wasm
+
+# Further targets, one file per area (bench-wasm, bench-serve, demo, ...).
+-include mk/*.mk
