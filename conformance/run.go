@@ -83,11 +83,8 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		}
 		plugins = append(plugins, newScenarioPlugin(p, log))
 	}
-	if sc.Resumable {
-		res.Notes = append(res.Notes, "resumable: true has no adkhost equivalent (no ResumabilityConfig); run without it")
-	}
 	svc := session.NewInMemoryService()
-	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Plugins: plugins})
+	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Plugins: plugins, Resumable: sc.Resumable})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.File, err)
 	}
@@ -106,6 +103,7 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 
 	eventIDs := map[string]bool{}
 	yielded := map[string][]*session.Event{}
+	turnInvocations := make([]string, len(sc.Turns)) // each turn's first event's invocation
 	var turnsOut []any
 	for ti, turn := range sc.Turns {
 		s.setTurn(ti)
@@ -118,6 +116,9 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 			out["state_delta"] = pyDump(turn.StateDelta)
 		}
 		rc := runConfig(sc.RunConfig.merge(turn.RunConfig), turn.StateDelta)
+		if turn.ResumeTurn != nil {
+			rc.InvocationID = turnInvocations[*turn.ResumeTurn]
+		}
 		events := []any{}
 		tctx, cancel := context.WithTimeout(ctx, TurnTimeout)
 		for ev, err := range runner.Run(tctx, users[turn.Session], turn.Session, msg, rc) {
@@ -128,6 +129,9 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 			}
 			yielded[turn.Session] = append(yielded[turn.Session], ev)
 			eventIDs[ev.ID] = true
+			if turnInvocations[ti] == "" {
+				turnInvocations[ti] = ev.InvocationID
+			}
 			events = append(events, dumpEvent(ev))
 		}
 		cancel()
@@ -216,6 +220,9 @@ func userMessage(t *TurnSpec, yielded []*session.Event) (*genai.Content, error) 
 		msg.Parts = append(msg.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: fr.Name, ID: id, Response: deepCopyMap(fr.Response)}})
 	}
 	msg.Parts = append(msg.Parts, buildParts(t.Parts)...)
+	if len(msg.Parts) == 0 && t.ResumeTurn != nil {
+		return nil, nil // resuming without a message
+	}
 	return msg, nil
 }
 

@@ -183,6 +183,9 @@ type TurnSpec struct {
 	StateDelta    map[string]any
 	Session       string
 	RunConfig     RunConfigSpec
+	// ResumeTurn, when set, resumes the invocation of that earlier turn
+	// (run_async's invocation_id); the turn's message may then be empty.
+	ResumeTurn *int
 }
 
 // PluginSpec is an app plugin.
@@ -614,7 +617,7 @@ func decodeTurn(n *node, where string, sc *Scenario) *TurnSpec {
 		s := n.s
 		return &TurnSpec{Text: &s, Session: sc.Sessions[0].ID}
 	}
-	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config")
+	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config", "resume_turn")
 	t := &TurnSpec{Session: sc.Sessions[0].ID}
 	t.Text = optString(n, "text", where)
 	if fr := n.get("function_response"); fr != nil {
@@ -643,6 +646,13 @@ func decodeTurn(n *node, where string, sc *Scenario) *TurnSpec {
 		}
 	}
 	t.RunConfig = decodeRunConfig(n.get("run_config"))
+	if v := n.get("resume_turn"); v != nil {
+		i := int(asInt(v, where+".resume_turn"))
+		if i < 0 || i >= len(sc.Turns) {
+			failf(v, "%s.resume_turn: %d is not an earlier turn", where, i)
+		}
+		t.ResumeTurn = &i
+	}
 	return t
 }
 

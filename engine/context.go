@@ -31,6 +31,9 @@ type invocation struct {
 	contents    *contents.Cache
 	log         *slog.Logger
 	llmCalls    atomic.Int64
+	// resumable: agents write checkpoints into states (resume.go).
+	resumable bool
+	states    *agentStates
 
 	// Node-runtime run numbers (google-adk 2.x numbers each run of an agent
 	// under the same parent path); nil when the root is a workflow agent.

@@ -79,6 +79,21 @@ func (a *LlmAgent) step(ctx *InvocationContext) iter.Seq2[*session.Event, error]
 		if ctx.Ended() {
 			return
 		}
+		// A resumed invocation may still wait for a call's response, or owe
+		// calls that were stored but never run.
+		if ctx.Resumable() {
+			switch action, ev := a.decideStepResume(ctx, call.tools); action {
+			case resumePause:
+				return
+			case resumeReplay:
+				for ev, err := range a.handleFunctionCalls(ctx, call, ev) {
+					if !yield(ev, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+		}
 		// 2. Call the model. Every event of this step shares the skeleton's
 		// id until it is final, then the skeleton gets a new one.
 		skeleton := ctx.newEvent()

@@ -104,9 +104,34 @@ func (a *LlmAgent) Config() *LlmAgentConfig { return &a.cfg }
 // Run implements Agent: the flow, recording the agent's answer under
 // OutputKey. Without an output schema the key holds the text of all the
 // agent's non-partial events of this run, accumulated (google-adk 2.13).
+// In a resumable app a run that did not pause ends with an end_of_agent
+// checkpoint, and a resumed agent that had transferred continues in the
+// agent it transferred to.
 func (a *LlmAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
+		if ctx.Resumable() && ctx.loadAgentState(a.Name) != nil {
+			sub, err := a.subAgentToResume(ctx)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if sub != nil {
+				paused := false
+				for ev, err := range runAgent(ctx.transferTo(a, sub), sub) {
+					if !yield(ev, err) || err != nil {
+						return
+					}
+					paused = paused || shouldPause(ev)
+				}
+				if !paused {
+					ctx.setEndOfAgent(a.Name)
+					yield(ctx.agentStateEvent(a.Name), nil)
+				}
+				return
+			}
+		}
 		acc := ""
+		paused := false
 		for ev, err := range a.runFlow(ctx) {
 			if err == nil {
 				a.maybeSaveOutput(ev)
@@ -115,7 +140,21 @@ func (a *LlmAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] 
 			if !yield(ev, err) || err != nil {
 				return
 			}
+			paused = paused || shouldPause(ev)
 		}
+		if paused || !ctx.Resumable() {
+			return
+		}
+		// A resumed step that found its call still unanswered yields
+		// nothing; the stored events say the agent is still paused.
+		events := ctx.branchEvents()
+		for _, ev := range events[max(0, len(events)-2):] {
+			if shouldPause(ev) {
+				return
+			}
+		}
+		ctx.setEndOfAgent(a.Name)
+		yield(ctx.agentStateEvent(a.Name), nil)
 	}
 }
 

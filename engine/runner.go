@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"slices"
 	"sync/atomic"
 
 	"google.golang.org/genai"
@@ -45,6 +46,11 @@ type RunConfig struct {
 	CustomMetadata map[string]any
 	// Labels are added to every model request's config labels.
 	Labels map[string]string
+	// InvocationID resumes that invocation of a resumable app (google-adk
+	// run_async's invocation_id): the message, if any, is added to it and
+	// its agents continue where they stopped. A message answering a call
+	// resumes the call's invocation without it.
+	InvocationID string
 }
 
 // RunnerConfig configures NewRunner.
@@ -64,6 +70,11 @@ type RunnerConfig struct {
 	// ContentsCacheSessions bounds how many sessions' built request history
 	// the runner keeps for reuse; 0 means 1024.
 	ContentsCacheSessions int
+	// Resumable makes invocations resumable (google-adk
+	// ResumabilityConfig(is_resumable=True)): agents write agent_state and
+	// end_of_agent checkpoints, and RunConfig.InvocationID or a function
+	// response resumes a paused invocation where it stopped.
+	Resumable bool
 }
 
 // Runner runs an agent tree against a session service (google-adk Runner).
@@ -109,6 +120,9 @@ func (r *Runner) Run(ctx context.Context, userID, sessionID string, msg *genai.C
 			yield(nil, err)
 			return
 		}
+		if ictx == nil {
+			return // a resumed invocation whose agents had all ended
+		}
 		for ev, err := range r.execWithPlugins(ictx) {
 			if !yield(ev, err) || err != nil {
 				return
@@ -118,18 +132,28 @@ func (r *Runner) Run(ctx context.Context, userID, sessionID string, msg *genai.C
 }
 
 // newInvocation loads the session, stores the user's message and picks
-// the agent to run (google-adk _setup_context_for_new_invocation).
+// the agent to run (google-adk _setup_context_for_new_invocation and, in a
+// resumable app, _setup_context_for_resumed_invocation). It returns nil,
+// nil for a resumed invocation that has nothing left to run.
 func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, msg *genai.Content, cfg RunConfig) (*InvocationContext, error) {
-	if msg == nil || len(msg.Parts) == 0 {
-		return nil, errors.New("run: a new message with at least one part is required")
+	if msg != nil && len(msg.Parts) == 0 {
+		msg = nil
 	}
-	for _, p := range msg.Parts {
-		if p != nil && p.FunctionCall != nil {
-			return nil, errors.New("run: a user message cannot contain function calls")
+	switch {
+	case msg == nil && cfg.InvocationID == "":
+		return nil, errors.New("run: a new message with at least one part, or an invocation id to resume, is required")
+	case msg == nil && !r.cfg.Resumable:
+		return nil, errors.New("run: a new message with at least one part is required; resuming an invocation without one needs a resumable app (RunnerConfig.Resumable)")
+	}
+	if msg != nil {
+		for _, p := range msg.Parts {
+			if p != nil && p.FunctionCall != nil {
+				return nil, errors.New("run: a user message cannot contain function calls")
+			}
 		}
-	}
-	if msg.Role != "user" {
-		msg = &genai.Content{Role: "user", Parts: msg.Parts}
+		if msg.Role != "user" {
+			msg = &genai.Content{Role: "user", Parts: msg.Parts}
+		}
 	}
 	switch {
 	case cfg.MaxLLMCalls == 0:
@@ -144,20 +168,70 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	// A function response continues the invocation that made the call.
-	id := newInvocationID()
-	if call := findMatchingFunctionCall(sess.Events(), msg); call != nil && call.InvocationID != "" {
-		id = call.InvocationID
+	id, err := r.resolveInvocationID(sess.Events(), msg, cfg.InvocationID)
+	if err != nil {
+		return nil, err
+	}
+	resumed := r.cfg.Resumable && id != ""
+	if id == "" {
+		id = newInvocationID()
 	}
 	inv := &invocation{
 		id: id, appName: r.cfg.AppName, session: sess,
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, plugins: r.cfg.Plugins,
 		config: cfg, tree: r.tree, contents: r.contents, log: r.cfg.Logger,
+		resumable: r.cfg.Resumable, states: newAgentStates(),
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: r.tree.root, ended: new(atomic.Bool)}
+	if resumed {
+		if len(sess.Events()) == 0 {
+			return nil, fmt.Errorf("run: session %s has no events to resume", sess.ID)
+		}
+		inv.userContent = msg
+		if msg == nil {
+			if inv.userContent = firstUserMessage(sess.Events(), id); inv.userContent == nil {
+				return nil, fmt.Errorf("run: no user message available for resuming invocation %s", id)
+			}
+		}
+	}
+	if msg != nil {
+		if err := r.appendUserMessage(ictx, msg, cfg); err != nil {
+			return nil, err
+		}
+	} else if len(cfg.StateDelta) > 0 {
+		ev := session.NewEvent(inv.id, "user", "")
+		ev.Actions.StateDelta = maps.Clone(cfg.StateDelta)
+		applyCustomMetadata(ev, cfg.CustomMetadata)
+		if err := r.cfg.Sessions.AppendEvent(ctx, sess, ev); err != nil {
+			return nil, fmt.Errorf("run: storing the state delta: %w", err)
+		}
+	}
+	if resumed {
+		inv.states.populate(sess.Events(), id)
+		// A root that wrote no checkpoint did not run: the invocation started
+		// at (and paused in) a sub-agent, which the usual routing finds.
+		if _, rootStarted := inv.states.ended[r.tree.root.Info().Name]; !rootStarted {
+			ictx.agent = findAgentToRun(sess.Events(), r.tree)
+		}
+		if inv.states.ended[ictx.agent.Info().Name] {
+			return nil, nil
+		}
+	} else {
+		ictx.agent = findAgentToRun(sess.Events(), r.tree)
+	}
+	if _, ok := r.tree.root.(*LlmAgent); ok {
+		inv.runs = map[string]int{}
+		ictx.nodePath = startNodePath(inv, r.tree, ictx.agent)
+	}
+	return ictx, nil
+}
 
+// appendUserMessage passes msg through on_user_message and stores it as
+// the user's event of the invocation.
+func (r *Runner) appendUserMessage(ictx *InvocationContext, msg *genai.Content, cfg RunConfig) error {
+	inv := ictx.inv
 	if m, err := inv.plugins.OnUserMessage(ictx, msg); err != nil {
-		return nil, err
+		return err
 	} else if m != nil {
 		msg = m
 	}
@@ -168,18 +242,78 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		user.Actions.StateDelta = maps.Clone(cfg.StateDelta)
 	}
 	applyCustomMetadata(user, cfg.CustomMetadata)
-	if call := findMatchingFunctionCall(sess.Events(), msg); call != nil {
+	if call := findMatchingFunctionCall(inv.session.Events(), msg); call != nil {
 		user.Branch = call.Branch
 	}
-	if err := r.cfg.Sessions.AppendEvent(ctx, sess, user); err != nil {
-		return nil, fmt.Errorf("run: storing the user message: %w", err)
+	if err := r.cfg.Sessions.AppendEvent(ictx, inv.session, user); err != nil {
+		return fmt.Errorf("run: storing the user message: %w", err)
 	}
-	ictx.agent = findAgentToRun(sess.Events(), r.tree)
-	if _, ok := r.tree.root.(*LlmAgent); ok {
-		inv.runs = map[string]int{}
-		ictx.nodePath = startNodePath(inv, r.tree, ictx.agent)
+	return nil
+}
+
+// resolveInvocationID returns the invocation a run belongs to: the one
+// whose call msg's function responses answer, else the given id ("" for a
+// new invocation). In a resumable app the responses must carry ids, all
+// match calls of the session and belong to one invocation.
+func (r *Runner) resolveInvocationID(events []*session.Event, msg *genai.Content, given string) (string, error) {
+	if msg == nil {
+		return given, nil
 	}
-	return ictx, nil
+	if !r.cfg.Resumable {
+		if call := findMatchingFunctionCall(events, msg); call != nil && call.InvocationID != "" {
+			return call.InvocationID, nil
+		}
+		return given, nil
+	}
+	ids := map[string]bool{}
+	for _, p := range msg.Parts {
+		if p == nil || p.FunctionResponse == nil {
+			continue
+		}
+		if p.FunctionResponse.ID == "" {
+			return "", errors.New("run: a function response needs the id of its call to resume an invocation")
+		}
+		ids[p.FunctionResponse.ID] = true
+	}
+	if len(ids) == 0 {
+		return given, nil
+	}
+	found := map[string]bool{}
+	for i := len(events) - 1; i >= 0 && len(ids) > 0; i-- {
+		for _, fc := range events[i].FunctionCalls() {
+			if ids[fc.ID] {
+				found[events[i].InvocationID] = true
+				delete(ids, fc.ID)
+			}
+		}
+	}
+	if len(ids) > 0 {
+		return "", fmt.Errorf("run: no function call in the session for the function response ids %v; each response must answer a call of the session", slices.Sorted(maps.Keys(ids)))
+	}
+	if len(found) > 1 {
+		return "", fmt.Errorf("run: the function responses answer calls of several invocations %v; answer one invocation per message", slices.Sorted(maps.Keys(found)))
+	}
+	for id := range found {
+		if given != "" && given != id {
+			r.cfg.Logger.Warn("the given invocation id is ignored: the message answers a call of another invocation", "given", given, "invocation", id)
+		}
+		return id, nil
+	}
+	return given, nil
+}
+
+// firstUserMessage returns the message that started the invocation: its
+// first user event with content that is not a function response.
+func firstUserMessage(events []*session.Event, invocationID string) *genai.Content {
+	for _, ev := range events {
+		if ev.InvocationID != invocationID || ev.Author != "user" || ev.Content == nil || len(ev.Content.Parts) == 0 {
+			continue
+		}
+		if len(ev.FunctionResponses()) == 0 {
+			return ev.Content
+		}
+	}
+	return nil
 }
 
 // execWithPlugins runs the agent between the before-run and after-run

@@ -24,17 +24,62 @@ func NewSequentialAgent(info AgentInfo) (*SequentialAgent, error) {
 	return &SequentialAgent{AgentInfo: info}, nil
 }
 
-// Run implements Agent.
+// Run implements Agent. It stops after a child pauses the invocation on a
+// long-running call. In a resumable app it checkpoints the child it starts
+// ({"current_sub_agent": name}) and its own end, and a resumed run starts
+// at the child it had reached, without a second checkpoint for it.
 func (a *SequentialAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
-		for _, sub := range a.SubAgents {
+		if len(a.SubAgents) == 0 {
+			return
+		}
+		st := ctx.loadAgentState(a.Name)
+		start := startIndex(ctx, a.SubAgents, st)
+		resuming := st != nil
+		for _, sub := range a.SubAgents[start:] {
+			if !resuming && ctx.Resumable() {
+				ctx.setAgentState(a.Name, map[string]any{"current_sub_agent": sub.Info().Name})
+				if !yield(ctx.agentStateEvent(a.Name), nil) {
+					return
+				}
+			}
+			resuming = false
+			paused := false
 			for ev, err := range runAgent(ctx, sub) {
 				if !yield(ev, err) || err != nil {
 					return
 				}
+				paused = paused || shouldPause(ev)
+			}
+			if paused {
+				return
 			}
 		}
+		if ctx.Resumable() {
+			ctx.setEndOfAgent(a.Name)
+			yield(ctx.agentStateEvent(a.Name), nil)
+		}
 	}
+}
+
+// startIndex is where a workflow agent resumes: at the child its state
+// names (from the start if that child is gone), past the end when its state
+// names none.
+func startIndex(ctx *InvocationContext, subs []Agent, st map[string]any) int {
+	if st == nil {
+		return 0
+	}
+	name, _ := st["current_sub_agent"].(string)
+	if name == "" {
+		return len(subs)
+	}
+	for i, sub := range subs {
+		if sub.Info().Name == name {
+			return i
+		}
+	}
+	ctx.Logger().Warn("the sub-agent to resume is gone; starting from the first", "agent", ctx.AgentName(), "sub_agent", name)
+	return 0
 }
 
 // LoopAgent runs its sub-agents in order, again and again, until one of
@@ -57,27 +102,74 @@ func NewLoopAgent(info AgentInfo, maxIterations int) (*LoopAgent, error) {
 }
 
 // Run implements Agent. An escalating event lets the sub-agent that made it
-// finish, then ends the loop.
+// finish, then ends the loop; a pause on a long-running call stops it. In
+// a resumable app it checkpoints each child it starts with the rounds done
+// ({"current_sub_agent": name, "times_looped": n}) and its own end.
 func (a *LoopAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
 		if len(a.SubAgents) == 0 {
 			return
 		}
-		for round := 0; a.MaxIterations == 0 || round < a.MaxIterations; round++ {
-			for _, sub := range a.SubAgents {
-				escalated := false
+		st := ctx.loadAgentState(a.Name)
+		resuming := st != nil
+		round, start := 0, 0
+		if st != nil {
+			round = intValue(st["times_looped"])
+			if name, _ := st["current_sub_agent"].(string); name != "" {
+				start = startIndex(ctx, a.SubAgents, st)
+			}
+		}
+		exit, paused := false, false
+		for (a.MaxIterations == 0 || round < a.MaxIterations) && !exit && !paused {
+			for _, sub := range a.SubAgents[start:] {
+				if ctx.Resumable() && !resuming {
+					ctx.setAgentState(a.Name, map[string]any{"current_sub_agent": sub.Info().Name, "times_looped": round})
+					if !yield(ctx.agentStateEvent(a.Name), nil) {
+						return
+					}
+				}
+				resuming = false
 				for ev, err := range runAgent(ctx, sub) {
 					if !yield(ev, err) || err != nil {
 						return
 					}
-					escalated = escalated || ev.Actions.Escalate
+					exit = exit || ev.Actions.Escalate
+					paused = paused || shouldPause(ev)
 				}
-				if escalated {
-					return
+				if exit || paused {
+					break
 				}
 			}
+			if !paused {
+				start = 0
+				round++
+				ctx.resetSubAgentStates(a)
+			}
+		}
+		if paused {
+			return
+		}
+		if ctx.Resumable() {
+			ctx.setEndOfAgent(a.Name)
+			yield(ctx.agentStateEvent(a.Name), nil)
 		}
 	}
+}
+
+// intValue reads a JSON number of a checkpoint, whatever its Go type.
+func intValue(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	case interface{ Int64() (int64, error) }:
+		i, _ := n.Int64()
+		return int(i)
+	}
+	return 0
 }
 
 // ParallelAgent runs its sub-agents concurrently, each on its own branch
@@ -101,22 +193,36 @@ type branchItem struct {
 }
 
 // Run implements Agent. Each branch waits until its event has been yielded
-// (and so stored) before it goes on, as google-adk's queue does.
+// (and so stored) before it goes on, as google-adk's queue does. An
+// escalation by a direct child stops the other branches. In a resumable app
+// it checkpoints its start ({}) and its end, once every child has ended (or
+// one escalated), and a resumed run skips the children that ended.
 func (a *ParallelAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
 		if len(a.SubAgents) == 0 {
 			return
 		}
+		if ctx.Resumable() && ctx.loadAgentState(a.Name) == nil {
+			ctx.setAgentState(a.Name, map[string]any{})
+			if !yield(ctx.agentStateEvent(a.Name), nil) {
+				return
+			}
+		}
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		items := make(chan branchItem)
+		children := map[string]bool{}
 		var wg sync.WaitGroup
 		for _, sub := range a.SubAgents {
+			children[sub.Info().Name] = true
 			branch := a.Name + "." + sub.Info().Name
 			if ctx.Branch() != "" {
 				branch = ctx.Branch() + "." + branch
 			}
 			bctx := ctx.withBranch(branch).withContext(cctx)
+			if bctx.agentEnded(sub.Info().Name) {
+				continue
+			}
 			wg.Go(func() {
 				for ev, err := range runAgent(bctx, sub) {
 					it := branchItem{ev: ev, err: err, done: make(chan struct{})}
@@ -142,6 +248,7 @@ func (a *ParallelAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, er
 			for range items {
 			}
 		}()
+		escalated, paused := false, false
 		for it := range items {
 			if it.err != nil {
 				cancel()
@@ -153,7 +260,25 @@ func (a *ParallelAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, er
 			if !ok {
 				return
 			}
+			paused = paused || shouldPause(it.ev)
+			if it.ev.Actions.Escalate && children[it.ev.Author] {
+				escalated = true
+				cancel()
+				break
+			}
 		}
+		if paused || !ctx.Resumable() {
+			return
+		}
+		if !escalated {
+			for _, sub := range a.SubAgents {
+				if !ctx.agentEnded(sub.Info().Name) {
+					return
+				}
+			}
+		}
+		ctx.setEndOfAgent(a.Name)
+		yield(ctx.agentStateEvent(a.Name), nil)
 	}
 }
 

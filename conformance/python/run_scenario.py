@@ -905,7 +905,7 @@ _SCENARIO_KEYS = {
     'resumable',
 }
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
-              'run_config'}
+              'run_config', 'resume_turn'}
 _RUN_CONFIG_KEYS = {'max_llm_calls', 'streaming_mode'}
 
 
@@ -955,6 +955,8 @@ def build_user_message(turn: dict[str, Any], where: str,
           name=fr['name'], id=fid, response=fr.get('response', {}))))
   for i, p in enumerate(turn.get('parts', []) or []):
     parts.append(build_part(p, f'{where}.parts[{i}]'))
+  if not parts and 'resume_turn' in turn:
+    return None  # resuming without a message
   return types.Content(role='user', parts=parts)
 
 
@@ -1013,6 +1015,7 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
   build_run_config(default_rc)  # validate early
   turns_out = []
   yielded: dict[str, list[Any]] = {s['id']: [] for s in sessions}
+  turn_invocations: list[Optional[str]] = [None] * len(scn.get('turns') or [])
   for ti, turn in enumerate(scn.get('turns') or []):
     where = f'turns[{ti}]'
     if isinstance(turn, str):
@@ -1027,6 +1030,12 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
     rc_spec.update(turn.get('run_config') or {})
     run_config = build_run_config(rc_spec)
     message = build_user_message(turn, where, yielded[sid])
+    invocation_id = None
+    if 'resume_turn' in turn:
+      rt = turn['resume_turn']
+      if not isinstance(rt, int) or not 0 <= rt < ti:
+        raise ScenarioError(f'{where}.resume_turn: {rt!r} is not an earlier turn')
+      invocation_id = turn_invocations[rt]
     out: dict[str, Any] = {'index': ti, 'session': sid,
                            'user_content': dump_content(message)}
     if turn.get('state_delta'):
@@ -1035,10 +1044,13 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
     try:
       async for event in runner.run_async(
           user_id=uid, session_id=sid, new_message=message,
+          invocation_id=invocation_id,
           state_delta=copy.deepcopy(turn.get('state_delta')) or None,
           run_config=run_config):
         yielded[sid].append(event)
         events.append(dump_event(event))
+        if turn_invocations[ti] is None:
+          turn_invocations[ti] = event.invocation_id
     except Exception as e:  # pylint: disable=broad-except
       out['error'] = dump_exception(e)
       if os.environ.get('CONFORMANCE_DEBUG'):
