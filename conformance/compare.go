@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +47,7 @@ func Compare(golden, got []byte, opt CompareOptions) *Diff {
 		return nil
 	}
 	got = alignParallelToolCalls(golden, got)
+	got = alignParallelBranches(golden, got)
 	if len(opt.IgnoreKeys) == 0 && bytes.Equal(golden, got) {
 		return nil
 	}
@@ -300,4 +302,170 @@ func jsonEqual(a, b any) bool {
 	x, _ := pyJSON(a)
 	y, _ := pyJSON(b)
 	return bytes.Equal(x, y)
+}
+
+// alignParallelBranches puts adkhost's events of concurrent ParallelAgent
+// branches in the golden's interleaving. adkhost promises the order of each
+// branch's events, not how branches interleave (they run concurrently);
+// google-adk's interleaving follows its event loop's scheduling. Where a
+// session's events differ from the golden's only in interleaving (same
+// length, each branch's events equal and in the same order, ids aside),
+// they are reordered to the golden's order, the "evt-N" placeholders
+// renamed to follow, and each turn's events reordered the same way.
+func alignParallelBranches(golden, got []byte) []byte {
+	var w, h any
+	if decodeJSON(golden, &w) != nil || decodeJSON(got, &h) != nil {
+		return got
+	}
+	want, _ := w.(map[string]any)
+	have, _ := h.(map[string]any)
+	ws, _ := want["sessions"].([]any)
+	hs, _ := have["sessions"].([]any)
+	if len(ws) != len(hs) {
+		return got
+	}
+	rename := map[string]string{}
+	for i := range ws {
+		we, _ := ws[i].(map[string]any)["events"].([]any)
+		he, _ := hs[i].(map[string]any)["events"].([]any)
+		order, ok := interleaving(we, he)
+		if !ok {
+			continue
+		}
+		for k, j := range order {
+			if hid, _ := he[j].(map[string]any)["id"].(string); hid != "" {
+				if wid, _ := we[k].(map[string]any)["id"].(string); wid != "" {
+					rename[hid] = wid
+				}
+			}
+		}
+	}
+	if len(rename) == 0 {
+		return got
+	}
+	have = renameIDs(have, rename).(map[string]any)
+	hs, _ = have["sessions"].([]any)
+	for i := range ws {
+		we, _ := ws[i].(map[string]any)["events"].([]any)
+		he, _ := hs[i].(map[string]any)["events"].([]any)
+		if order, ok := interleaving(we, he); ok {
+			hs[i].(map[string]any)["events"] = pick(he, order)
+		}
+	}
+	wt, _ := want["turns"].([]any)
+	ht, _ := have["turns"].([]any)
+	for i := range min(len(wt), len(ht)) {
+		we, _ := wt[i].(map[string]any)["events"].([]any)
+		he, _ := ht[i].(map[string]any)["events"].([]any)
+		if order, ok := interleaving(we, he); ok {
+			ht[i].(map[string]any)["events"] = pick(he, order)
+		}
+	}
+	out, err := pyJSON(have)
+	if err != nil {
+		return got
+	}
+	if bytes.HasSuffix(got, []byte("\n")) && !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// interleaving returns, for each of want's events, the index of the event
+// of have in its place, when have is want with branches interleaved
+// differently; ok is false when it is not, or is in the same order.
+func interleaving(want, have []any) (order []int, ok bool) {
+	if len(want) != len(have) || len(want) == 0 {
+		return nil, false
+	}
+	queues := map[string][]int{}
+	for j, e := range have {
+		b := branchOf(e)
+		queues[b] = append(queues[b], j)
+	}
+	same := true
+	for k, e := range want {
+		b := branchOf(e)
+		q := queues[b]
+		if len(q) == 0 || !jsonEqual(withoutID(e), withoutID(have[q[0]])) {
+			return nil, false
+		}
+		order = append(order, q[0])
+		same = same && q[0] == k
+		queues[b] = q[1:]
+	}
+	return order, !same
+}
+
+func branchOf(e any) string {
+	b, _ := e.(map[string]any)["branch"].(string)
+	return b
+}
+
+// withoutID is e without its id and with every "evt-N" masked: events are
+// matched before their placeholders are renamed (Compare then checks them).
+func withoutID(e any) any {
+	m, _ := e.(map[string]any)
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "id" {
+			out[k] = maskEventIDs(v)
+		}
+	}
+	return out
+}
+
+var eventIDPlaceholder = regexp.MustCompile(`^evt-[0-9]+$`)
+
+func maskEventIDs(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = maskEventIDs(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = maskEventIDs(e)
+		}
+		return out
+	case string:
+		if eventIDPlaceholder.MatchString(x) {
+			return "evt-?"
+		}
+	}
+	return v
+}
+
+func pick(s []any, order []int) []any {
+	out := make([]any, len(order))
+	for k, j := range order {
+		out[k] = s[j]
+	}
+	return out
+}
+
+// renameIDs returns v with every string that is a key of rename replaced.
+func renameIDs(v any, rename map[string]string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = renameIDs(e, rename)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = renameIDs(e, rename)
+		}
+		return out
+	case string:
+		if r, ok := rename[x]; ok {
+			return r
+		}
+	}
+	return v
 }
