@@ -1,7 +1,7 @@
 // Package appdef loads app definitions: google-adk's Agent Config YAML,
 // extended only where Wasm needs it (tools, callbacks and plugins provided by
 // modules, with their grants and limits), into an engine agent tree and the
-// plugins its runner needs.
+// plugins its runner needs. README.md describes the format.
 package appdef
 
 import (
@@ -20,9 +20,10 @@ import (
 // Source is one app definition: a set of YAML files (and the files they
 // reference, e.g. scripted-model scripts) by their relative paths.
 type Source struct {
-	// Name is the app's name (the admin API's path parameter).
+	// Name is the app's name (the admin API's path parameter). It is the
+	// owner of the app's module instances unless Env.Owner says otherwise.
 	Name string
-	// Files holds the definition's files by relative path.
+	// Files holds the definition's files by relative, slash-separated path.
 	Files map[string][]byte
 	// Root is the path in Files of the root agent's config; "" means
 	// "root_agent.yaml".
@@ -30,60 +31,58 @@ type Source struct {
 }
 
 // Modules resolves a module reference of a definition ("weather@sha256:…",
-// "sha256:…", or a registered "name" / "name@version") to its bytes.
+// "sha256:…", or a registered "name" / "name@version") to its bytes and
+// their digest ("sha256:<hex>").
 type Modules interface {
 	ResolveModule(ctx context.Context, ref string) (wasm []byte, digest string, err error)
 }
 
 // Models resolves a model name of a definition to a backend. Files are the
 // definition's files, for backends configured by a file of the bundle (the
-// scripted model's script).
+// scripted model's script). Load calls it once per distinct name.
+// ModelRegistry is the default implementation.
 type Models interface {
 	ResolveModel(ctx context.Context, name string, files map[string][]byte) (model.Model, error)
 }
 
 // Env is what Load needs from its caller.
 type Env struct {
+	// Runtime loads the modules; needed only by definitions using some.
 	Runtime *sandbox.Runtime
 	Modules Modules
 	Models  Models
-	Logger  *slog.Logger
+	// Logger receives warnings and, with an "app" attribute, the modules'
+	// log lines; nil discards them.
+	Logger *slog.Logger
+	// Owner is the owner of the app's module instances; "" means
+	// Source.Name. A server that replaces a live app by a new definition
+	// of the same name can pass a fresh owner per load (e.g. name#2), so
+	// that closing the old App leaves the new one's pools alone.
+	Owner string
 }
 
 // App is a loaded definition, ready for engine.NewRunner.
 type App struct {
-	Name    string
-	Root    engine.Agent
+	Name string
+	// Root is the root agent (engine.RunnerConfig.Agent).
+	Root engine.Agent
+	// Plugins are the app's plugins, in the order listed
+	// (engine.RunnerConfig.Plugins).
 	Plugins []callbacks.Plugin
 	// Modules are the modules the app loaded, by digest; Close closes them.
 	Modules map[string]*host.Module
 }
 
-// Close releases the app's module instances.
+// Close releases the app's module instances. Their pools are per owner and
+// module (sandbox.Runtime.Pool), so two Apps loaded with the same owner
+// share the pools of the modules they have in common: closing one closes
+// them for both (see Env.Owner).
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
 	for _, m := range a.Modules {
 		errs = append(errs, m.Close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// Error is a definition error, located in its file.
-type Error struct {
-	File         string
-	Line, Column int
-	Field        string // dotted path, e.g. "tools[1].module"
-	Msg          string
-}
-
-// Load parses, validates and builds a definition. Errors are *Error values
-// (several joined with errors.Join when there is more than one).
-func Load(ctx context.Context, src Source, env Env) (*App, error) {
-	return nil, errors.New("appdef: not implemented yet")
-}
-
-func (e *Error) Error() string {
-	return e.File + ":" + itoa(e.Line) + ":" + itoa(e.Column) + ": " + e.Field + ": " + e.Msg
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

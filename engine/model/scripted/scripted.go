@@ -1,5 +1,7 @@
-// Package scripted provides a model that plays back a fixed list of answers
-// and records every request, for tests and the offline demo.
+// Package scripted provides offline models: Model plays back a fixed list of
+// answers in call order and records every request, for tests; Reactive
+// answers each request by the first rule it matches, statelessly, for
+// serving demos and load tests with many concurrent sessions.
 package scripted
 
 import (

@@ -28,13 +28,28 @@ const DefaultName = "scripted"
 //
 // A document that is just the list of responses is accepted too.
 //
+// A script with rules instead of responses is reactive (see Reactive and
+// Rule): each request is answered by the first rule it matches, so the
+// model serves any number of concurrent sessions forever:
+//
+//	name: weather-demo
+//	rules:
+//	  - when: {user_matches: '(?i)weather in (?P<city>[a-z ]+)'}
+//	    respond:
+//	      function_calls: [{name: get_weather, args: {city: '{{city}}'}}]
+//	  - when: {function_response: get_weather}
+//	    respond: {text: 'It is {{response.days.0.summary}} in {{response.city}}.'}
+//	  - respond: {text: 'You said: {{text}}'}   # no conditions: the default
+//
 // Scripts are read with github.com/goccy/go-yaml: it is actively maintained
 // (gopkg.in/yaml.v3 is archived), pure Go, reports errors with line and
 // column, and can reject unknown keys, which catches typos in scripts. The
 // conformance runner uses the same library.
 type Script struct {
 	Name      string         `yaml:"name,omitempty"`
-	Responses []ResponseSpec `yaml:"responses"`
+	Responses []ResponseSpec `yaml:"responses,omitempty"`
+	// Rules make the script reactive; they exclude Responses.
+	Rules []Rule `yaml:"rules,omitempty"`
 }
 
 // ResponseSpec is one scripted answer in YAML. Parts are built in the order
@@ -88,7 +103,31 @@ func ParseScript(data []byte) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scripted: parse YAML: %w", err)
 	}
+	if len(s.Rules) > 0 && len(s.Responses) > 0 {
+		return nil, errors.New("scripted: a script has responses (played in order) or rules (reactive), not both")
+	}
 	return s, nil
+}
+
+// Parse builds a model from a YAML script: a Reactive model when the script
+// has rules, else a Model playing its responses in order.
+func Parse(data []byte) (model.Model, error) {
+	s, err := ParseScript(data)
+	if err != nil {
+		return nil, err
+	}
+	name := s.Name
+	if name == "" {
+		name = DefaultName
+	}
+	if len(s.Rules) > 0 {
+		return NewReactive(name, s.Rules...)
+	}
+	steps, err := s.Steps()
+	if err != nil {
+		return nil, err
+	}
+	return FromSteps(name, steps...), nil
 }
 
 // Steps converts the script's responses to steps.
@@ -109,11 +148,14 @@ func StepsFromSpecs(specs []ResponseSpec) ([]Step, error) {
 	return steps, nil
 }
 
-// FromYAML builds a Model from a YAML script (see Script).
+// FromYAML builds a Model from a YAML script of responses (see Script).
 func FromYAML(data []byte) (*Model, error) {
 	s, err := ParseScript(data)
 	if err != nil {
 		return nil, err
+	}
+	if len(s.Rules) > 0 {
+		return nil, errors.New("scripted: FromYAML plays responses in order; a script of rules needs Parse")
 	}
 	steps, err := s.Steps()
 	if err != nil {

@@ -1,0 +1,103 @@
+package appdef
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path"
+	"strings"
+
+	"github.com/adkhost/adkhost/host"
+)
+
+// DefaultRoot is the root agent's file when Source.Root is "", as
+// google-adk's `adk web` looks for it.
+const DefaultRoot = "root_agent.yaml"
+
+// loader holds the state of one Load.
+type loader struct {
+	ctx   context.Context
+	src   Source
+	env   Env
+	log   *slog.Logger
+	files map[string][]byte // Source.Files by cleaned path
+	root  string
+
+	errs  []error
+	stack []string       // files being parsed, for cycles
+	names map[string]val // agent names, for duplicates
+	ext   extension
+}
+
+func (l *loader) add(e *Error) { l.errs = append(l.errs, e) }
+
+// Load parses, validates and builds a definition. Errors are *Error values
+// (several joined with errors.Join when there is more than one; Errors
+// lists them). Load reports every error it can find in one pass: the
+// files' fields, the modules' tools and hooks, the models.
+//
+// Each module is loaded once (host.Load with Owner src.Name, or
+// env.Owner), whatever the number of references; a failed Load closes what
+// it loaded.
+func Load(ctx context.Context, src Source, env Env) (*App, error) {
+	l := &loader{ctx: ctx, src: src, env: env, log: env.Logger, names: map[string]val{}}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	l.ext.modules = map[string]*moduleSettings{}
+	l.files = make(map[string][]byte, len(src.Files))
+	for p, data := range src.Files {
+		l.files[cleanPath(p)] = data
+	}
+	l.root = cleanPath(src.Root)
+	if src.Root == "" {
+		l.root = DefaultRoot
+	}
+	if src.Name == "" {
+		return nil, &Error{File: l.root, Msg: "the app has no name (Source.Name)"}
+	}
+
+	root := l.loadAgentFile(l.root, val{})
+	if root == nil {
+		return nil, errors.Join(l.errs...)
+	}
+	mods := l.loadModules(root)
+	app := &App{Name: src.Name, Modules: map[string]*host.Module{}}
+	for _, m := range mods.byDigest {
+		if m.m != nil {
+			app.Modules[m.digest] = m.m
+		}
+	}
+	models := l.resolveModels(root)
+	plugins := l.plugins(mods)
+	if len(l.errs) == 0 {
+		app.Root = l.build(root, models, mods)
+	}
+	if len(l.errs) > 0 {
+		if err := app.Close(context.WithoutCancel(ctx)); err != nil {
+			l.log.Warn("appdef: closing modules of a failed load", "app", src.Name, "err", err)
+		}
+		return nil, errors.Join(l.errs...)
+	}
+	app.Plugins = plugins
+	return app, nil
+}
+
+// cleanPath normalises a file's path in the definition: slash-separated,
+// relative, without "./".
+func cleanPath(p string) string {
+	p = path.Clean(strings.ReplaceAll(p, `\`, "/"))
+	return strings.TrimPrefix(p, "/")
+}
+
+// walk calls f for a and every agent below it, parents first.
+func walk(a *agentSpec, f func(a *agentSpec, parents []*agentSpec)) {
+	var rec func(a *agentSpec, parents []*agentSpec)
+	rec = func(a *agentSpec, parents []*agentSpec) {
+		f(a, parents)
+		for _, s := range a.subAgents {
+			rec(s, append(parents, a))
+		}
+	}
+	rec(a, nil)
+}

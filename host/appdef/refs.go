@@ -1,0 +1,179 @@
+package appdef
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/adkhost/adkhost/abi"
+)
+
+// builtinTools maps the google-adk built-in tool names adkhost has to
+// their canonical name. google-adk resolves a name without a dot in
+// google.adk.tools, and a dotted one by import, so both spellings are
+// accepted.
+var builtinTools = map[string]string{
+	"exit_loop":                                 "exit_loop",
+	"google.adk.tools.exit_loop":                "exit_loop",
+	"google.adk.tools.exit_loop_tool.exit_loop": "exit_loop",
+}
+
+// supportedTools is the message listing what a tools entry may be.
+const supportedTools = "supported: the built-in exit_loop ({name: exit_loop}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+
+// parseTools reads tools: google-adk's {name: ..., args: ...} entries for
+// built-ins, and adkhost's {module: ..., tool: ...}.
+func (l *loader) parseTools(v val) []toolRef {
+	if v.isNull() {
+		return nil
+	}
+	items, ok := v.list()
+	if !ok {
+		l.add(v.errf("want a list of tools, got %s", v.kind()))
+		return nil
+	}
+	var out []toolRef
+	for _, item := range items {
+		entries, ok := item.mapping()
+		if !ok {
+			l.add(item.errf("want {name: <built-in>} or {module: <ref>, tool: <name>}, got %s; %s", item.kind(), supportedTools))
+			continue
+		}
+		t := toolRef{at: item}
+		var name, args *entry
+		for i, e := range entries {
+			switch e.key {
+			case "name":
+				name = &entries[i]
+			case "args":
+				args = &entries[i]
+			case "module":
+				if s, ok := l.str(e.val); ok {
+					t.module = moduleUse{ref: s, at: e.val}
+				}
+			case "tool":
+				if s, ok := l.str(e.val); ok {
+					t.tool, t.toolAt = s, e.val
+				}
+			default:
+				l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"name", "args", "module", "tool"})))
+			}
+		}
+		switch {
+		case name != nil && t.module.at.n != nil:
+			l.add(item.errf("a tool is {name: <built-in>} or {module: <ref>, ...}, not both"))
+		case name != nil:
+			if l.parseBuiltinTool(&t, name, args) {
+				out = append(out, t)
+			}
+		case t.module.ref != "":
+			if args != nil {
+				l.add(args.keyAt.errf("a module's tool takes no args; its grants and limits go under %s.modules", extensionKey))
+				continue
+			}
+			out = append(out, t)
+		case t.module.at.n == nil && t.toolAt.n != nil:
+			l.add(item.errf("tool %q needs the module that provides it: {module: <ref>, tool: %s}", t.tool, t.tool))
+		case t.module.at.n == nil:
+			l.add(item.errf("want {name: <built-in>} or {module: <ref>, tool: <name>}; %s", supportedTools))
+		}
+	}
+	return out
+}
+
+// parseBuiltinTool resolves a google-adk tool name.
+func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
+	s, ok := l.str(name.val)
+	if !ok {
+		return false
+	}
+	canon, known := builtinTools[s]
+	switch {
+	case known && args != nil && !args.val.isNull():
+		l.add(args.keyAt.errf("%s takes no args", canon))
+		return false
+	case known:
+		t.builtin = canon
+		return true
+	case strings.Contains(s, "."):
+		l.add(name.val.errf("not supported: Python code references (%s); %s", s, supportedTools))
+	default:
+		l.add(name.val.errf("unknown built-in tool %q%s; %s", s, didYouMean(s, []string{"exit_loop"}), supportedTools))
+	}
+	return false
+}
+
+// parseCallbacks reads a callback list served by hook: adkhost's
+// {module: ..., hook: ...} entries. google-adk's {name: <python ref>}
+// cannot run here.
+func (l *loader) parseCallbacks(v val, hook abi.Hook) []callbackRef {
+	if v.isNull() {
+		return nil
+	}
+	items, ok := v.list()
+	if !ok {
+		l.add(v.errf("want a list of {module: <ref>, hook: %s}, got %s", hook, v.kind()))
+		return nil
+	}
+	var out []callbackRef
+	for _, item := range items {
+		if s, ok := item.str(); ok {
+			l.add(item.errf("not supported: Python code references (%s); a callback is a Wasm module's hook: {module: <ref>, hook: %s}", s, hook))
+			continue
+		}
+		entries, ok := item.mapping()
+		if !ok {
+			l.add(item.errf("want {module: <ref>, hook: %s}, got %s", hook, item.kind()))
+			continue
+		}
+		c := callbackRef{at: item, hook: hook}
+		valid := true
+		for _, e := range entries {
+			switch e.key {
+			case "module":
+				if s, ok := l.str(e.val); ok {
+					c.module = moduleUse{ref: s, at: e.val}
+				} else {
+					valid = false
+				}
+			case "hook":
+				s, ok := l.str(e.val)
+				switch {
+				case !ok:
+					valid = false
+				case s != string(hook):
+					l.add(e.val.errf("hook %q cannot serve this list; it is served by hook %s%s", s, hook, didYouMean(s, hookNames())))
+					valid = false
+				}
+				c.hookAt = e.val
+			case "name":
+				ref, _ := e.val.str()
+				l.add(e.val.errf("not supported: Python code references (%s); a callback is a Wasm module's hook: {module: <ref>, hook: %s}", ref, hook))
+				valid = false
+			default:
+				l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"module", "hook"})))
+				valid = false
+			}
+		}
+		if c.module.ref == "" && valid {
+			l.add(item.errf("missing module: want {module: <ref>, hook: %s}", hook))
+			continue
+		}
+		if valid {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func hookNames() []string {
+	var out []string
+	for _, h := range abi.Hooks() {
+		out = append(out, string(h))
+	}
+	return out
+}
+
+// pluginHooks are the hooks a runner plugin can serve: all but tool_call.
+func pluginHooks() []abi.Hook {
+	return slices.DeleteFunc(abi.Hooks(), func(h abi.Hook) bool { return h == abi.HookToolCall })
+}
