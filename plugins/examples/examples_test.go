@@ -5,14 +5,15 @@ package examples_test
 // and run in a real engine turn (engine.NewRunner, the scripted model, the
 // in-memory session service).
 //
-// A missing toolchain (make, clang with wasi-libc, wat2wasm) skips the
-// example's test, except under CI=true, where it fails: .ci/run installs
-// them.
+// A missing toolchain (make, clang with wasi-libc, wat2wasm, rustc with the
+// wasm32 standard library, node and npm) skips the example's test, except
+// under CI=true, where it fails: .ci/run installs them.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/artifact"
@@ -77,6 +79,16 @@ var toolchains = map[string][]string{
 	"state-tool-wat": {"wat2wasm"},
 	"logger-go":      {"go"},
 	"calculator-as":  {"npm", "node"},
+	"pii-redactor":   {"rustc"},
+	"weather":        {"go"},
+	"extism-greeter": {"go"},
+}
+
+// probes tell a missing part of a toolchain (a library, a target) from a
+// broken build: each fails when the toolchain cannot build an empty module.
+var probes = map[string]func() ([]byte, error){
+	"guardrail-c":  probeC,
+	"pii-redactor": probeRust,
 }
 
 // example builds one example with make and loads it for the test's own
@@ -110,13 +122,13 @@ func build(t *testing.T, name string) []byte {
 	if why, ok := shared.failed[name]; ok {
 		t.Fatal(why)
 	}
-	if name == "guardrail-c" {
-		// clang without wasi-libc or the wasm32 builtins is a missing
-		// toolchain too: probe it with an empty reactor.
-		if msg, err := probeC(); err != nil {
+	if probe, ok := probes[name]; ok {
+		// clang without wasi-libc or the wasm32 builtins, rustc without the
+		// wasm32 standard library, is a missing toolchain too.
+		if msg, err := probe(); err != nil {
 			shared.mu.Unlock()
 			defer shared.mu.Lock()
-			missing(t, "clang cannot build a wasm32-wasi reactor (install wasi-libc and libclang-rt-dev-wasm32): %v\n%s", err, msg)
+			missing(t, "the toolchain of %s cannot build an empty module (plugins/examples/install-deps.sh installs it): %v\n%s", name, err, msg)
 		}
 	}
 	cmd := exec.Command("make", "--no-print-directory", "OUT="+shared.out, name)
@@ -148,6 +160,11 @@ func probeC() ([]byte, error) {
 		args = append(args, "--sysroot=/usr/share/wasi-sysroot")
 	}
 	return exec.Command("clang", args...).CombinedOutput()
+}
+
+// probeRust links an empty wasm32 cdylib with the Makefile's rustc.
+func probeRust() ([]byte, error) {
+	return exec.Command("make", "--no-print-directory", "OUT="+shared.out, "probe-rust").CombinedOutput()
 }
 
 func runtime(t *testing.T) *sandbox.Runtime {
@@ -452,5 +469,217 @@ func TestCalculatorAS(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "division by zero") {
 		t.Errorf("1/(2-2): run error %v, want the guest's division by zero", err)
+	}
+}
+
+// customer is the tool result the PII redactor sees: two e-mail addresses
+// and two phone numbers in strings, at several depths, and what it must
+// leave alone (a date, a number value, object keys).
+func customerTool(t *testing.T) tool.Tool {
+	t.Helper()
+	lookup, err := tool.NewFunction(tool.FunctionConfig{Name: "lookup_customer", Description: "Finds a customer.",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}},
+		Fn: func(_ callbacks.ToolContext, args map[string]any) (any, error) {
+			return map[string]any{
+				"id":    args["id"],
+				"name":  "Ada Lovelace",
+				"email": "ada@example.com",
+				"notes": []any{"call +1 (555) 010-4477 after 2024-01-15", "or write to ada.l@mail.example.org."},
+				"stats": map[string]any{"orders": 12, "phone_on_file": "555-0199"},
+			}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lookup
+}
+
+const redactedCustomer = `{"email":"[REDACTED EMAIL]","id":"c-7","name":"Ada Lovelace",` +
+	`"notes":["call [REDACTED PHONE] after 2024-01-15","or write to [REDACTED EMAIL]."],` +
+	`"stats":{"orders":12,"phone_on_file":"[REDACTED PHONE]"}}`
+
+// TestPIIRedactorRust: the Rust after_tool callback redacts the e-mail
+// addresses and phone numbers of a tool's result before the model sees it;
+// the function response event, the session and the model's next request
+// carry the redacted result, and the module logs what it did.
+func TestPIIRedactorRust(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	m := example(t, "pii-redactor", host.ModuleConfig{Logger: slog.New(rec)})
+	if d := m.Describe(); len(d.Tools) != 0 || len(d.Hooks) != 1 || d.Hooks[0] != abi.HookAfterTool {
+		t.Fatalf("describe: %+v", d)
+	}
+	w := newWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{customerTool(t)}, AfterTool: m.Callbacks().AfterTool}, nil,
+		callTool("c1", "lookup_customer", map[string]any{"id": "c-7"}), reply("Found Ada."))
+	evs := w.turn("who is customer c-7?")
+	if len(evs) != 3 || textOf(evs[2]) != "Found Ada." {
+		t.Fatalf("events:\n%s", views(evs))
+	}
+	frs := evs[1].FunctionResponses()
+	if b, _ := json.Marshal(frs[0].Response); len(frs) != 1 || string(b) != redactedCustomer {
+		t.Errorf("function response\n got %s\nwant %s", b, redactedCustomer)
+	}
+	reqs := w.model.Requests()
+	b, _ := json.Marshal(reqs[len(reqs)-1].Contents)
+	if strings.Contains(string(b), "@") || strings.Contains(string(b), "4477") || !strings.Contains(string(b), "[REDACTED EMAIL]") {
+		t.Errorf("the model's second request: %s", b)
+	}
+	// What the session stored is redacted too.
+	sb, _ := json.Marshal(w.session().Events)
+	if strings.Contains(string(sb), "ada@example.com") {
+		t.Errorf("the session keeps the address: %s", sb)
+	}
+	if n := rec.count("INFO pii-redactor: redacted 2 e-mail address(es) and 2 phone number(s) in the result of lookup_customer",
+		"module=pii-redactor", "hook=after_tool"); n != 1 {
+		t.Errorf("%d redaction log lines, want 1:\n%s", n, strings.Join(rec.all(), "\n"))
+	}
+}
+
+// TestPIIRedactorRustPlugin: as a plugin the redactor leaves a clean
+// result alone (an empty output, "nothing to change"), logging nothing.
+func TestPIIRedactorRustPlugin(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	m := example(t, "pii-redactor", host.ModuleConfig{Logger: slog.New(rec)})
+	echo, err := tool.NewFunction(tool.FunctionConfig{Name: "echo", Description: "Echoes.",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"s": map[string]any{"type": "string"}}},
+		Fn: func(_ callbacks.ToolContext, args map[string]any) (any, error) {
+			return map[string]any{"echo": args["s"], "when": "2024-01-15 10:30", "n": 5551234567}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo, customerTool(t)}}, []callbacks.Plugin{m.Plugin()},
+		callTool("c1", "echo", map[string]any{"s": "nothing personal"}), reply("ok"),
+		callTool("c2", "lookup_customer", map[string]any{"id": "c-7"}), reply("done"))
+	evs := w.turn("echo")
+	if b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response); string(b) != `{"echo":"nothing personal","n":5551234567,"when":"2024-01-15 10:30"}` {
+		t.Errorf("clean result changed: %s", b)
+	}
+	if n := len(rec.all()); n != 0 {
+		t.Errorf("log lines for a clean result: %q", rec.all())
+	}
+	evs = w.turn("look up c-7")
+	if b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response); string(b) != redactedCustomer {
+		t.Errorf("plugin: function response %s", b)
+	}
+}
+
+// TestRustSDK runs the unit tests of sdk/rust and of the Rust example on
+// the build machine (make test-rust: rustc --test, then the binaries).
+func TestRustSDK(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("rustc"); err != nil {
+		missing(t, "rustc is not installed: cannot test sdk/rust")
+	}
+	out, err := exec.Command("make", "--no-print-directory", "OUT="+t.TempDir(), "test-rust").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make test-rust: %v\n%s", err, out)
+	}
+	for _, want := range []string{"test result: ok. 12 passed", "test result: ok. 4 passed"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("make test-rust output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestWeatherGo: the model calls get_weather, whose parameters schema is
+// derived from the Go argument type; the answer is the same fake weather
+// for the same city, every time, and an empty city fails the tool.
+func TestWeatherGo(t *testing.T) {
+	t.Parallel()
+	m := example(t, "weather", host.ModuleConfig{})
+	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "get_weather", map[string]any{"city": "Paris"}), reply("Paris weather."),
+		callTool("c2", "get_weather", map[string]any{"city": "  paris "}), reply("Again."),
+		callTool("c3", "get_weather", map[string]any{"city": "Tokyo"}), reply("Tokyo weather."),
+		callTool("c4", "get_weather", map[string]any{"city": " "}), reply("unused"))
+	const paris = `{"city":"Paris","condition":"sunny","humidityPct":50,"source":"fake","temperatureC":7,"windKph":49}`
+	result := func(evs []*session.Event) string {
+		t.Helper()
+		if len(evs) != 3 {
+			t.Fatalf("events:\n%s", views(evs))
+		}
+		b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response)
+		return string(b)
+	}
+	if got := result(w.turn("weather in Paris?")); got != paris {
+		t.Errorf("Paris:\n got %s\nwant %s", got, paris)
+	}
+	// The schema the model saw, derived from weather.Args.
+	decl, _ := json.Marshal(w.model.Requests()[0].Config.Tools)
+	// (Keys sorted: the declaration went through a map.)
+	const schema = `"parametersJsonSchema":{"properties":{"city":{"description":"the city, e.g. Paris","type":"string"}},"required":["city"],"type":"object"}`
+	if !strings.Contains(string(decl), schema) || !strings.Contains(string(decl), `"name":"get_weather"`) {
+		t.Errorf("tool declarations %s\nlack %s", decl, schema)
+	}
+	// Same city (case and spaces aside): same weather.
+	if got := result(w.turn("and now?")); got != strings.Replace(paris, `"city":"Paris"`, `"city":"paris"`, 1) {
+		t.Errorf("paris again: %s", got)
+	}
+	if got := result(w.turn("Tokyo?")); got == paris || !strings.Contains(got, `"city":"Tokyo"`) || !strings.Contains(got, `"source":"fake"`) {
+		t.Errorf("Tokyo: %s", got)
+	}
+	var err error
+	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "and nowhere?"}}}
+	for _, err = range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
+		if err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "city must not be empty") {
+		t.Errorf("empty city: run error %v, want the tool's error", err)
+	}
+}
+
+// TestExtismGreeter: the Extism Go PDK module runs on the Extism transport;
+// its tool_call hook answers, and its host calls (state_get, state_set,
+// log, as JSON HostCalls) reach the session and the embedder's logger.
+func TestExtismGreeter(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	// The count is in the user: scope, which the embedder must let modules
+	// write (WriteUserState) besides granting state.
+	m := example(t, "extism-greeter", host.ModuleConfig{Logger: slog.New(rec), Grants: sandbox.Grants{State: true}, WriteUserState: true})
+	if tr := m.Pool().Module().Transport(); tr != sandbox.Extism {
+		t.Fatalf("transport %v, want Extism", tr)
+	}
+	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "greet", map[string]any{"name": "Ada"}), reply("Greeted."),
+		callTool("c2", "greet", map[string]any{"name": "Grace"}), reply("Greeted again."),
+		callTool("c3", "greet", map[string]any{"name": ""}), reply("unused"))
+	for i, c := range []struct{ text, want string }{
+		{"greet Ada", `{"greeting":"Hello, Ada!","greetings":1}`},
+		{"greet Grace", `{"greeting":"Hello, Grace!","greetings":2}`},
+	} {
+		evs := w.turn(c.text)
+		if len(evs) != 3 {
+			t.Fatalf("%s: events:\n%s", c.text, views(evs))
+		}
+		if b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response); string(b) != c.want {
+			t.Errorf("%s: function response %s, want %s", c.text, b, c.want)
+		}
+		// (The value's Go type is the session's business: compare as text.)
+		if v := evs[1].Actions.StateDelta["user:greetings"]; fmt.Sprint(v) != fmt.Sprint(i+1) {
+			t.Errorf("%s: stateDelta %v", c.text, evs[1].Actions.StateDelta)
+		}
+	}
+	if v, ok := w.session().StateValue("user:greetings"); !ok || fmt.Sprint(v) != "2" {
+		t.Errorf("session user:greetings = %v, %v; want 2", v, ok)
+	}
+	for _, name := range []string{"Ada", "Grace"} {
+		if n := rec.count("INFO extism-greeter: greeted "+name, "module=extism-greeter"); n != 1 {
+			t.Errorf("%d log lines for %s, want 1:\n%s", n, name, strings.Join(rec.all(), "\n"))
+		}
+	}
+	var err error
+	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "greet nobody"}}}
+	for _, err = range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
+		if err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "greet needs a non-empty name") {
+		t.Errorf("empty name: run error %v, want the guest's error", err)
 	}
 }

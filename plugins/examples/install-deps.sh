@@ -1,9 +1,15 @@
 #!/bin/sh
 # Installs the toolchains `make examples` needs, only those missing, on a
 # Debian machine: clang, lld and wasi-libc (with the wasm32 compiler-rt
-# builtins) for C, wabt for WAT, npm for AssemblyScript (whose compiler
-# goes to calculator-as/node_modules, from its package-lock.json). Go is the repository's own toolchain.
+# builtins) for C, wabt for WAT, rustc with the wasm32 standard library
+# (libstd-rust-dev-wasm32) for Rust, npm for AssemblyScript (whose compiler
+# goes to calculator-as/node_modules and sdk/assemblyscript/node_modules,
+# from their package-lock.json). Go is the repository's own toolchain; the
+# Extism example's go-pdk comes through the Go module proxy.
+# When everything is present it only checks, and exits at once.
 set -eu
+
+here="$(cd "$(dirname "$0")" && pwd)"
 
 missing=""
 command -v clang >/dev/null || missing="$missing clang"
@@ -17,6 +23,14 @@ fi
 if ! command -v clang >/dev/null || [ ! -e "$(clang --target=wasm32-wasi -print-libgcc-file-name 2>/dev/null)" ]; then
   missing="$missing libclang-rt-dev-wasm32"
 fi
+# Rust: the rustc the Makefile picks (Debian's /usr/bin/rustc first) must
+# have the wasm32-wasi (or, from Rust 1.84, wasm32-wasip1) standard
+# library. rustup cannot download targets here, so Debian's packages it is.
+rustc="$(command -v /usr/bin/rustc || command -v rustc || true)"
+if [ -z "$rustc" ] || ! { sysroot="$("$rustc" --print sysroot 2>/dev/null)" &&
+  { [ -d "$sysroot/lib/rustlib/wasm32-wasi/lib" ] || [ -d "$sysroot/lib/rustlib/wasm32-wasip1/lib" ]; }; }; then
+  missing="$missing rustc libstd-rust-dev-wasm32"
+fi
 
 if [ -n "$missing" ]; then
   echo "installing:$missing" >&2
@@ -27,6 +41,12 @@ if [ -n "$missing" ]; then
   $sudo apt-get install -y -qq $missing
 fi
 
-if [ ! -x "$(dirname "$0")/calculator-as/node_modules/.bin/asc" ]; then
-  (cd "$(dirname "$0")/calculator-as" && npm ci --no-audit --no-fund)
+# calculator-as links the SDK (file:../../../sdk/assemblyscript): an older
+# node_modules without the link is reinstalled.
+if [ ! -x "$here/calculator-as/node_modules/.bin/asc" ] || [ ! -e "$here/calculator-as/node_modules/adkhost-as" ]; then
+  (cd "$here/calculator-as" && npm ci --no-audit --no-fund)
+fi
+# The SDK's own tests compile their guest with the SDK's devDependency.
+if [ ! -x "$here/../../sdk/assemblyscript/node_modules/.bin/asc" ]; then
+  (cd "$here/../../sdk/assemblyscript" && npm ci --no-audit --no-fund)
 fi

@@ -1,0 +1,340 @@
+//! Host functions (ABI.md §4). In a wasm32 guest they are the `adkhost`
+//! imports; elsewhere (unit tests on the build machine) they call the
+//! [`Host`] installed with [`use_host`], or answer `UNAVAILABLE`.
+
+use crate::json::Value;
+
+/// A non-OK status of a host function (ABI.md §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    NotFound,
+    InvalidArgument,
+    Denied,
+    Unavailable,
+    TooLarge,
+    BadPointer,
+    Failed,
+    AllocFailed,
+    /// A code this SDK does not know; treat it as `Failed`.
+    Other(i32),
+}
+
+impl Status {
+    /// Ok(()) for 0, the status otherwise.
+    pub fn check(code: i32) -> Result<(), Status> {
+        Err(match code {
+            0 => return Ok(()),
+            1 => Status::NotFound,
+            2 => Status::InvalidArgument,
+            3 => Status::Denied,
+            4 => Status::Unavailable,
+            5 => Status::TooLarge,
+            6 => Status::BadPointer,
+            7 => Status::Failed,
+            8 => Status::AllocFailed,
+            c => Status::Other(c),
+        })
+    }
+
+    pub fn code(self) -> i32 {
+        match self {
+            Status::NotFound => 1,
+            Status::InvalidArgument => 2,
+            Status::Denied => 3,
+            Status::Unavailable => 4,
+            Status::TooLarge => 5,
+            Status::BadPointer => 6,
+            Status::Failed => 7,
+            Status::AllocFailed => 8,
+            Status::Other(c) => c,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::NotFound => "NOT_FOUND",
+            Status::InvalidArgument => "INVALID_ARGUMENT",
+            Status::Denied => "DENIED",
+            Status::Unavailable => "UNAVAILABLE",
+            Status::TooLarge => "TOO_LARGE",
+            Status::BadPointer => "BAD_POINTER",
+            Status::Failed | Status::Other(_) => "FAILED",
+            Status::AllocFailed => "ALLOC_FAILED",
+        }
+    }
+}
+
+/// A failed host function: which one and its status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostError {
+    pub func: &'static str,
+    pub status: Status,
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "adkhost: {}: {} ({})", self.func, self.status.name(), self.status.code())
+    }
+}
+
+impl std::error::Error for HostError {}
+
+#[cfg(target_arch = "wasm32")]
+fn check(func: &'static str, code: i32) -> Result<(), HostError> {
+    Status::check(code).map_err(|status| HostError { func, status })
+}
+
+/// Log levels of the `log` function (slog's).
+pub const DEBUG: i32 = -4;
+pub const INFO: i32 = 0;
+pub const WARN: i32 = 4;
+pub const ERROR: i32 = 8;
+
+/// The host functions as the unit tests' stand-in host sees them: the
+/// byte-level contract of §4, without pointers. Every method defaults to
+/// `UNAVAILABLE` (log: dropped).
+pub trait Host {
+    fn state_get(&mut self, _key: &str) -> Result<Vec<u8>, Status> {
+        Err(Status::Unavailable)
+    }
+    fn state_set(&mut self, _key: &str, _value: &[u8]) -> Result<(), Status> {
+        Err(Status::Unavailable)
+    }
+    fn state_delete(&mut self, _key: &str) -> Result<(), Status> {
+        Err(Status::Unavailable)
+    }
+    fn transfer_to_agent(&mut self, _name: &str) -> Result<(), Status> {
+        Err(Status::Unavailable)
+    }
+    fn escalate(&mut self) -> Result<(), Status> {
+        Err(Status::Unavailable)
+    }
+    fn skip_summarization(&mut self) -> Result<(), Status> {
+        Err(Status::Unavailable)
+    }
+    fn request_confirmation(&mut self, _hint: &str, _payload: &[u8]) -> Result<(), Status> {
+        Err(Status::Unavailable)
+    }
+    fn log(&mut self, _level: i32, _msg: &str) {}
+    fn invocation_info(&mut self) -> Result<Vec<u8>, Status> {
+        Err(Status::Unavailable)
+    }
+    fn config_get(&mut self, _key: &str) -> Result<Vec<u8>, Status> {
+        Err(Status::Unavailable)
+    }
+}
+
+/// Session state (capability `state`).
+pub mod state {
+    use super::*;
+
+    /// The value of key, None if the key is absent (`NOT_FOUND`). A key
+    /// deleted in this invocation reads as `Some(Value::Null)`.
+    pub fn get(key: &str) -> Result<Option<Value>, HostError> {
+        match raw::state_get(key) {
+            Ok(b) => Value::parse_bytes(&b)
+                .map(Some)
+                .map_err(|_| HostError { func: "state_get", status: Status::InvalidArgument }),
+            Err(HostError { status: Status::NotFound, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Records value for key in the state delta of the hook's event.
+    pub fn set(key: &str, value: &Value) -> Result<(), HostError> {
+        raw::state_set(key, value.to_json().as_bytes())
+    }
+
+    /// Records null for key (google-adk's delta has no removal).
+    pub fn delete(key: &str) -> Result<(), HostError> {
+        raw::state_delete(key)
+    }
+}
+
+/// Event actions (capability `actions`).
+pub mod actions {
+    use super::*;
+
+    pub fn transfer_to_agent(name: &str) -> Result<(), HostError> {
+        raw::transfer_to_agent(name)
+    }
+    pub fn escalate() -> Result<(), HostError> {
+        raw::escalate()
+    }
+    pub fn skip_summarization() -> Result<(), HostError> {
+        raw::skip_summarization()
+    }
+    /// Asks the user to confirm the current tool call; payload None for none.
+    pub fn request_confirmation(hint: &str, payload: Option<&Value>) -> Result<(), HostError> {
+        let p = payload.map(Value::to_json).unwrap_or_default();
+        raw::request_confirmation(hint, p.as_bytes())
+    }
+}
+
+/// Writes a log line at level (DEBUG, INFO, WARN, ERROR or any slog level).
+/// Failures are ignored: logging must not fail a hook.
+pub fn log(level: i32, msg: &str) {
+    let _ = raw::log(level, msg);
+}
+
+pub fn debug(msg: &str) {
+    log(DEBUG, msg)
+}
+pub fn info(msg: &str) {
+    log(INFO, msg)
+}
+pub fn warn(msg: &str) {
+    log(WARN, msg)
+}
+pub fn error(msg: &str) {
+    log(ERROR, msg)
+}
+
+/// The InvocationInfo of the current call (every hook's context has it too).
+pub fn invocation_info() -> Result<Value, HostError> {
+    let b = raw::invocation_info()?;
+    Value::parse_bytes(&b).map_err(|_| HostError { func: "invocation_info", status: Status::Failed })
+}
+
+/// The granted config value of key (capability `config`), None if absent.
+pub fn config_get(key: &str) -> Result<Option<String>, HostError> {
+    match raw::config_get(key) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(HostError { status: Status::NotFound, .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod raw {
+    use super::{check, HostError};
+
+    // The imports, in their own module so the safe wrappers below can take
+    // their names.
+    mod ffi {
+        #[link(wasm_import_module = "adkhost")]
+        extern "C" {
+            pub fn state_get(kp: *const u8, kl: usize, rp: *mut u32, rl: *mut u32) -> i32;
+            pub fn state_set(kp: *const u8, kl: usize, vp: *const u8, vl: usize) -> i32;
+            pub fn state_delete(kp: *const u8, kl: usize) -> i32;
+            pub fn transfer_to_agent(np: *const u8, nl: usize) -> i32;
+            pub fn escalate() -> i32;
+            pub fn skip_summarization() -> i32;
+            pub fn request_confirmation(hp: *const u8, hl: usize, pp: *const u8, pl: usize) -> i32;
+            pub fn log(level: i32, mp: *const u8, ml: usize) -> i32;
+            pub fn invocation_info(rp: *mut u32, rl: *mut u32) -> i32;
+            pub fn config_get(kp: *const u8, kl: usize, rp: *mut u32, rl: *mut u32) -> i32;
+        }
+    }
+
+    // result takes ownership of a block the host allocated with our
+    // adkhost_alloc (align 1, exactly len bytes), as a Vec of that layout.
+    unsafe fn result(p: u32, n: u32) -> Vec<u8> {
+        if n == 0 {
+            return Vec::new();
+        }
+        Vec::from_raw_parts(p as usize as *mut u8, n as usize, n as usize)
+    }
+
+    macro_rules! ret {
+        ($name:literal, $call:expr, $p:ident, $n:ident) => {{
+            let (mut $p, mut $n) = (0u32, 0u32);
+            let code = unsafe { $call };
+            check($name, code)?;
+            Ok(unsafe { result($p, $n) })
+        }};
+    }
+
+    pub fn state_get(key: &str) -> Result<Vec<u8>, HostError> {
+        ret!("state_get", ffi::state_get(key.as_ptr(), key.len(), &mut p, &mut n), p, n)
+    }
+    pub fn state_set(key: &str, v: &[u8]) -> Result<(), HostError> {
+        check("state_set", unsafe { ffi::state_set(key.as_ptr(), key.len(), v.as_ptr(), v.len()) })
+    }
+    pub fn state_delete(key: &str) -> Result<(), HostError> {
+        check("state_delete", unsafe { ffi::state_delete(key.as_ptr(), key.len()) })
+    }
+    pub fn transfer_to_agent(name: &str) -> Result<(), HostError> {
+        check("transfer_to_agent", unsafe { ffi::transfer_to_agent(name.as_ptr(), name.len()) })
+    }
+    pub fn escalate() -> Result<(), HostError> {
+        check("escalate", unsafe { ffi::escalate() })
+    }
+    pub fn skip_summarization() -> Result<(), HostError> {
+        check("skip_summarization", unsafe { ffi::skip_summarization() })
+    }
+    pub fn request_confirmation(hint: &str, payload: &[u8]) -> Result<(), HostError> {
+        check("request_confirmation", unsafe {
+            ffi::request_confirmation(hint.as_ptr(), hint.len(), payload.as_ptr(), payload.len())
+        })
+    }
+    pub fn log(level: i32, msg: &str) -> Result<(), HostError> {
+        check("log", unsafe { ffi::log(level, msg.as_ptr(), msg.len()) })
+    }
+    pub fn invocation_info() -> Result<Vec<u8>, HostError> {
+        ret!("invocation_info", ffi::invocation_info(&mut p, &mut n), p, n)
+    }
+    pub fn config_get(key: &str) -> Result<Vec<u8>, HostError> {
+        ret!("config_get", ffi::config_get(key.as_ptr(), key.len(), &mut p, &mut n), p, n)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod raw {
+    use super::{Host, HostError, Status};
+    use std::cell::RefCell;
+
+    thread_local! {
+        pub(super) static HOST: RefCell<Option<Box<dyn Host>>> = RefCell::new(None);
+    }
+
+    fn with<T>(func: &'static str, f: impl FnOnce(&mut dyn Host) -> Result<T, Status>) -> Result<T, HostError> {
+        HOST.with(|h| match h.borrow_mut().as_mut() {
+            Some(h) => f(h.as_mut()),
+            None => Err(Status::Unavailable),
+        })
+        .map_err(|status| HostError { func, status })
+    }
+
+    pub fn state_get(key: &str) -> Result<Vec<u8>, HostError> {
+        with("state_get", |h| h.state_get(key))
+    }
+    pub fn state_set(key: &str, v: &[u8]) -> Result<(), HostError> {
+        with("state_set", |h| h.state_set(key, v))
+    }
+    pub fn state_delete(key: &str) -> Result<(), HostError> {
+        with("state_delete", |h| h.state_delete(key))
+    }
+    pub fn transfer_to_agent(name: &str) -> Result<(), HostError> {
+        with("transfer_to_agent", |h| h.transfer_to_agent(name))
+    }
+    pub fn escalate() -> Result<(), HostError> {
+        with("escalate", |h| h.escalate())
+    }
+    pub fn skip_summarization() -> Result<(), HostError> {
+        with("skip_summarization", |h| h.skip_summarization())
+    }
+    pub fn request_confirmation(hint: &str, payload: &[u8]) -> Result<(), HostError> {
+        with("request_confirmation", |h| h.request_confirmation(hint, payload))
+    }
+    pub fn log(level: i32, msg: &str) -> Result<(), HostError> {
+        with("log", |h| {
+            h.log(level, msg);
+            Ok(())
+        })
+    }
+    pub fn invocation_info() -> Result<Vec<u8>, HostError> {
+        with("invocation_info", |h| h.invocation_info())
+    }
+    pub fn config_get(key: &str) -> Result<Vec<u8>, HostError> {
+        with("config_get", |h| h.config_get(key))
+    }
+}
+
+/// Serves the host functions with h on this thread (outside WebAssembly
+/// only: a wasm32 guest always talks to the real host). Returns the host
+/// installed before, if any.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn use_host(h: Option<Box<dyn Host>>) -> Option<Box<dyn Host>> {
+    raw::HOST.with(|slot| std::mem::replace(&mut *slot.borrow_mut(), h))
+}

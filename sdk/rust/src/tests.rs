@@ -1,0 +1,211 @@
+// Tests of registration and dispatch, run on the build machine (`cargo
+// test`, or `rustc --test src/lib.rs`): hooks run through Module::handle,
+// the same code the wasm exports run, with a stand-in host.
+
+use crate::host::{self, use_host, Host, Status};
+use crate::*;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+fn parse(b: &[u8]) -> Value {
+    Value::parse_bytes(b).unwrap_or_else(|e| panic!("{}: {}", e, String::from_utf8_lossy(b)))
+}
+
+struct City {
+    name: String,
+    days: Option<f64>,
+}
+
+impl FromJson for City {
+    fn from_json(v: &Value) -> Result<City> {
+        Ok(City { name: required_str(v, "city")?, days: optional_f64(v, "days")? })
+    }
+}
+
+fn setup(m: &mut Module) {
+    m.capability("state").capability("state");
+    m.tool("get_weather", "Weather.", r#"{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}"#,
+        |ctx: &Context, c: City| -> Result<Value> {
+            if c.name == "Atlantis" {
+                return Err("no weather under water".into());
+            }
+            state::set("user:last_city", &c.name.as_str().into())?;
+            let mut r = Value::object();
+            r.set("city", c.name.into()).set("days", Value::from_f64(c.days.unwrap_or(1.0))).set("call", ctx.function_call_id().into());
+            Ok(r)
+        });
+    m.tool("count", "A non-object result.", "{}", |_: &Context, _: Value| Ok(3i64));
+    m.after_tool(|_, _, result| {
+        if result.get("skip").is_some() {
+            return Ok(None);
+        }
+        result.set("seen", 1i64.into());
+        Ok(None)
+    });
+    m.after_tool(|_, _, _| Ok(Some(Value::parse(r#"{"second":true}"#).unwrap())));
+    m.before_model(|ctx, req| {
+        if ctx.agent_name() == "blocked" {
+            return Ok(Some(Value::parse(r#"{"content":{"role":"model","parts":[{"text":"no"}]}}"#).unwrap()));
+        }
+        if ctx.agent_name() == "failing" {
+            return Err("model refused".into());
+        }
+        if ctx.agent_name() == "editor" {
+            req.set("model", "edited".into());
+        }
+        Ok(None)
+    });
+    m.on_run_error(|_, e| host::warn(&format!("run failed: {}", e)));
+}
+
+#[test]
+fn describe_lists_registrations() {
+    let m = Module::new("t", "1.2.3");
+    assert_eq!(m.describe().to_json(), r#"{"abiVersion":1,"name":"t","version":"1.2.3"}"#);
+    let mut m = Module::new("weather", "1.0.0");
+    setup(&mut m);
+    let d = parse(&m.handle(None, b""));
+    assert_eq!(d.get("hooks").unwrap().to_json(), r#"["tool_call","before_model","after_tool","on_run_error"]"#);
+    assert_eq!(d.get("capabilities").unwrap().to_json(), r#"["state"]"#);
+    assert_eq!(d.pointer(&["tools"]).unwrap().as_array().unwrap().len(), 2);
+    assert_eq!(
+        d.get("tools").unwrap().as_array().unwrap()[0].to_json(),
+        r#"{"name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}"#
+    );
+}
+
+#[derive(Default)]
+struct Fake {
+    state: BTreeMap<String, String>,
+    logs: Vec<(i32, String)>,
+}
+
+struct FakeHost(Rc<RefCell<Fake>>);
+
+impl Host for FakeHost {
+    fn state_get(&mut self, key: &str) -> std::result::Result<Vec<u8>, Status> {
+        self.0.borrow().state.get(key).map(|v| v.as_bytes().to_vec()).ok_or(Status::NotFound)
+    }
+    fn state_set(&mut self, key: &str, v: &[u8]) -> std::result::Result<(), Status> {
+        self.0.borrow_mut().state.insert(key.into(), String::from_utf8(v.to_vec()).unwrap());
+        Ok(())
+    }
+    fn state_delete(&mut self, key: &str) -> std::result::Result<(), Status> {
+        self.state_set(key, b"null")
+    }
+    fn log(&mut self, level: i32, msg: &str) {
+        self.0.borrow_mut().logs.push((level, msg.into()))
+    }
+}
+
+fn with_fake<T>(f: impl FnOnce() -> T) -> (T, Rc<RefCell<Fake>>) {
+    let fake = Rc::new(RefCell::new(Fake::default()));
+    use_host(Some(Box::new(FakeHost(fake.clone()))));
+    let r = f();
+    use_host(None);
+    (r, fake)
+}
+
+#[test]
+fn tool_call_decodes_args_and_writes_state() {
+    let mut m = Module::new("weather", "1.0.0");
+    setup(&mut m);
+    let input = br#"{"abiVersion":1,"context":{"functionCallId":"c1","newField":1},"tool":"get_weather","args":{"city":"Paris","days":2},"extra":true}"#;
+    let (out, fake) = with_fake(|| m.handle(Some(Hook::ToolCall), input));
+    assert_eq!(String::from_utf8(out).unwrap(), r#"{"abiVersion":1,"result":{"city":"Paris","days":2,"call":"c1"}}"#);
+    assert_eq!(fake.borrow().state.get("user:last_city").map(String::as_str), Some(r#""Paris""#));
+    let (out, _) = with_fake(|| m.handle(Some(Hook::ToolCall), br#"{"abiVersion":1,"tool":"count"}"#));
+    assert_eq!(out, br#"{"abiVersion":1,"result":3}"#);
+}
+
+#[test]
+fn tool_call_errors() {
+    let mut m = Module::new("weather", "1.0.0");
+    setup(&mut m);
+    for (input, want) in [
+        (&br#"{"abiVersion":1,"tool":"get_weather","args":{}}"#[..], "missing required argument \\\"city\\\""),
+        (br#"{"abiVersion":1,"tool":"get_weather","args":{"city":3}}"#, "argument \\\"city\\\" must be a string"),
+        (br#"{"abiVersion":1,"tool":"get_weather","args":{"city":"Atlantis"}}"#, "no weather under water"),
+        (br#"{"abiVersion":1,"tool":"nope"}"#, "unknown tool \\\"nope\\\""),
+        (br#"{"abiVersion":2,"tool":"count"}"#, "abiVersion 2 is not 1"),
+        (br#"{"abiVersion":1,"tool""#, "invalid JSON"),
+        (br#"[1]"#, "not a JSON object"),
+    ] {
+        let out = String::from_utf8(m.handle(Some(Hook::ToolCall), input)).unwrap();
+        assert!(out.starts_with(r#"{"abiVersion":1,"error":""#) && out.contains(want), "{} -> {}", String::from_utf8_lossy(input), out);
+    }
+    // Without a host, state_set is UNAVAILABLE: the call fails with it.
+    let out = String::from_utf8(m.handle(Some(Hook::ToolCall), br#"{"abiVersion":1,"tool":"get_weather","args":{"city":"Rome"}}"#)).unwrap();
+    assert_eq!(out, r#"{"abiVersion":1,"error":"adkhost: state_set: UNAVAILABLE (4)"}"#);
+}
+
+#[test]
+fn callbacks_chain_and_edits() {
+    let mut m = Module::new("weather", "1.0.0");
+    setup(&mut m);
+    // The first after_tool edits in place, the second returns a value: the
+    // returned value wins.
+    let out = m.handle(Some(Hook::AfterTool), br#"{"abiVersion":1,"tool":{"name":"x"},"args":{},"result":{"a":1}}"#);
+    assert_eq!(out, br#"{"abiVersion":1,"result":{"second":true}}"#);
+
+    let mut only_edit = Module::new("e", "");
+    only_edit.after_tool(|ctx, args, result| {
+        assert_eq!(ctx.tool, "lookup");
+        assert_eq!(args.get_str("q"), Some("z"));
+        if let Some(s) = result.get_mut("email") {
+            *s = "[redacted]".into();
+        }
+        Ok(None)
+    });
+    let out = only_edit.handle(Some(Hook::AfterTool), br#"{"abiVersion":1,"tool":{"name":"lookup"},"args":{"q":"z"},"result":{"email":"a@b.co","n":1}}"#);
+    assert_eq!(out, br#"{"abiVersion":1,"result":{"email":"[redacted]","n":1}}"#);
+    // No edit: empty output, nothing to change.
+    let out = only_edit.handle(Some(Hook::AfterTool), br#"{"abiVersion":1,"tool":{"name":"lookup"},"args":{"q":"z"},"result":{"n":1}}"#);
+    assert!(out.is_empty());
+
+    let req = |agent: &str| format!(r#"{{"abiVersion":1,"context":{{"agentName":"{}"}},"request":{{"model":"m","contents":[]}}}}"#, agent);
+    assert!(m.handle(Some(Hook::BeforeModel), req("root").as_bytes()).is_empty());
+    assert_eq!(m.handle(Some(Hook::BeforeModel), req("editor").as_bytes()), br#"{"abiVersion":1,"request":{"model":"edited","contents":[]}}"#);
+    assert_eq!(
+        m.handle(Some(Hook::BeforeModel), req("blocked").as_bytes()),
+        br#"{"abiVersion":1,"response":{"content":{"role":"model","parts":[{"text":"no"}]}}}"#
+    );
+    assert_eq!(m.handle(Some(Hook::BeforeModel), req("failing").as_bytes()), br#"{"abiVersion":1,"error":"model refused"}"#);
+    // A hook nobody registered: nothing to change.
+    assert!(m.handle(Some(Hook::OnEvent), br#"{"abiVersion":1,"event":{}}"#).is_empty());
+}
+
+#[test]
+fn notifications_answer_empty_and_log() {
+    let mut m = Module::new("weather", "1.0.0");
+    setup(&mut m);
+    let (out, fake) = with_fake(|| m.handle(Some(Hook::OnRunError), br#"{"abiVersion":1,"error":"boom"}"#));
+    assert!(out.is_empty());
+    assert_eq!(fake.borrow().logs, vec![(host::WARN, "run failed: boom".to_string())]);
+}
+
+#[test]
+fn state_functions() {
+    let ((), fake) = with_fake(|| {
+        assert_eq!(state::get("k"), Ok(None));
+        state::set("k", &Value::parse(r#"{"a":[1,"x"]}"#).unwrap()).unwrap();
+        assert_eq!(state::get("k").unwrap().unwrap().to_json(), r#"{"a":[1,"x"]}"#);
+        state::delete("k").unwrap();
+        assert_eq!(state::get("k"), Ok(Some(Value::Null)));
+        let e = actions::escalate().unwrap_err();
+        assert_eq!(e, HostError { func: "escalate", status: Status::Unavailable });
+        assert_eq!(e.to_string(), "adkhost: escalate: UNAVAILABLE (4)");
+    });
+    assert_eq!(fake.borrow().state.get("k").map(String::as_str), Some("null"));
+    assert_eq!(Status::check(42), Err(Status::Other(42)));
+    assert_eq!(Status::Other(42).name(), "FAILED");
+}
+
+#[test]
+fn hook_names() {
+    for h in Hook::ALL {
+        assert_eq!(Hook::from_name(h.name()), Some(h));
+    }
+    assert_eq!(Hook::from_name("nope"), None);
+}
