@@ -87,9 +87,7 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 	if spec.OutputSchema != nil {
 		cfg.OutputSchema = modelJSONSchema(spec.OutputSchema)
 	}
-	if spec.Mode != "" {
-		return nil, fmt.Errorf("%s: mode %q: adkhost's LlmAgentConfig has no mode", where, spec.Mode)
-	}
+	cfg.Mode = engine.AgentMode(spec.Mode)
 	if p := spec.Planner; p != nil {
 		if p.PlanReAct {
 			cfg.Planner = planner.PlanReAct{}

@@ -158,8 +158,28 @@ func dumpEvent(ev *session.Event) map[string]any {
 	if ev.Branch != "" {
 		d["branch"] = ev.Branch
 	}
-	if ev.NodeInfo != nil && ev.NodeInfo.Path != "" {
-		d["node_info"] = map[string]any{"path": ev.NodeInfo.Path}
+	if ni := ev.NodeInfo; ni != nil && (ni.Path != "" || len(ni.OutputFor) > 0 || ni.MessageAsOutput) {
+		n := map[string]any{}
+		if ni.Path != "" {
+			n["path"] = ni.Path
+		}
+		if len(ni.OutputFor) > 0 {
+			of := make([]any, len(ni.OutputFor))
+			for i, p := range ni.OutputFor {
+				of[i] = p
+			}
+			n["output_for"] = of
+		}
+		if ni.MessageAsOutput {
+			n["message_as_output"] = true
+		}
+		d["node_info"] = n
+	}
+	if ev.IsolationScope != "" {
+		d["isolation_scope"] = ev.IsolationScope
+	}
+	if ev.Output != nil {
+		d["output"] = pyDump(ev.Output)
 	}
 	if len(ev.LongRunningToolIDs) > 0 {
 		ids := make([]any, 0, len(ev.LongRunningToolIDs))
@@ -203,7 +223,9 @@ func pruneEmpty(m map[string]any) map[string]any {
 }
 
 // dumpRequest is the trace form of a model request (FORMAT.md §2.4).
-func dumpRequest(req *model.Request) map[string]any {
+// agentNames are the scenario's agents, whose tools (task and single_turn
+// sub-agents) declare a description even when it is empty.
+func dumpRequest(req *model.Request, agentNames map[string]bool) map[string]any {
 	out := map[string]any{"model": req.Model}
 	contents := make([]any, 0, len(req.Contents))
 	for _, c := range req.Contents {
@@ -229,6 +251,17 @@ func dumpRequest(req *model.Request) map[string]any {
 			continue
 		}
 		if decls, ok := d["function_declarations"].([]any); ok && len(decls) > 0 {
+			// google-adk's agent tools (an agent offered to its parent's
+			// model, named after it) always declare the agent's
+			// description, "" included; Go's zero value drops an empty one,
+			// so it is put back.
+			for _, decl := range decls {
+				if m, ok := decl.(map[string]any); ok {
+					if _, has := m["description"]; !has && agentNames[declName(m)] {
+						m["description"] = ""
+					}
+				}
+			}
 			sort.SliceStable(decls, func(i, j int) bool {
 				return declName(decls[i]) < declName(decls[j])
 			})

@@ -17,6 +17,8 @@ import (
 // instance of a scenario answers from the same responses and records every
 // request.
 type script struct {
+	// agentNames are the scenario's agent names (dumpRequest).
+	agentNames           map[string]bool
 	mu                   sync.Mutex
 	responses            []*ResponseSpec
 	used                 []bool
@@ -29,7 +31,20 @@ type script struct {
 }
 
 func newScript(sc *Scenario) *script {
+	names := map[string]bool{}
+	var walk func(a *AgentSpec)
+	walk = func(a *AgentSpec) {
+		if a == nil {
+			return
+		}
+		names[a.Name] = true
+		for _, sub := range a.SubAgents {
+			walk(sub)
+		}
+	}
+	walk(sc.Agent)
 	return &script{
+		agentNames:           names,
 		responses:            sc.ModelResponses,
 		used:                 make([]bool, len(sc.ModelResponses)),
 		changed:              make(chan struct{}),
@@ -62,7 +77,7 @@ func (s *script) usedCount() int {
 // script order, as a model slower for the later branch would make happen.
 // The wait is bounded so a scenario can never hang on it.
 func (s *script) take(req *model.Request, stream bool) (*ResponseSpec, error) {
-	recorded := dumpRequest(req)
+	recorded := dumpRequest(req, s.agentNames)
 	agent := ""
 	if req.Config != nil {
 		agent = req.Config.Labels["adk_agent_name"]
@@ -190,6 +205,13 @@ func buildResponse(r *ResponseSpec) *model.Response {
 	}
 	if r.FinishReason != "" {
 		out.FinishReason = genai.FinishReason(r.FinishReason)
+	}
+	if r.UsageMetadata != nil {
+		out.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{
+			PromptTokenCount:     int32(r.UsageMetadata["prompt_token_count"]),
+			CandidatesTokenCount: int32(r.UsageMetadata["candidates_token_count"]),
+			TotalTokenCount:      int32(r.UsageMetadata["total_token_count"]),
+		}
 	}
 	return out
 }

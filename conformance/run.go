@@ -83,8 +83,11 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		}
 		plugins = append(plugins, newScenarioPlugin(p, log))
 	}
-	svc := session.NewInMemoryService()
-	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Plugins: plugins, Resumable: sc.Resumable})
+	var svc session.Service = session.NewInMemoryService()
+	if sc.Compaction != nil {
+		svc = &monotonicSessions{Service: svc}
+	}
+	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Plugins: plugins, Resumable: sc.Resumable, Compaction: engineCompaction(sc.Compaction)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.File, err)
 	}
@@ -150,7 +153,9 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		evs := []any{}
 		for _, ev := range sess.Events() {
 			eventIDs[ev.ID] = true
-			evs = append(evs, dumpEvent(ev))
+			d := dumpEvent(ev)
+			referenceCompactionTimestamps(d, ev, sess.Events())
+			evs = append(evs, d)
 		}
 		sessionsOut = append(sessionsOut, map[string]any{"id": ss.ID, "user_id": ss.UserID, "events": evs})
 	}

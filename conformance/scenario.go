@@ -23,6 +23,16 @@ type Scenario struct {
 	// OutputSchemaAndTools is model_capabilities.output_schema_and_tools.
 	OutputSchemaAndTools bool
 	Resumable            bool
+	// Compaction is the top-level compaction mapping (App
+	// events_compaction_config); nil when absent.
+	Compaction *CompactionSpec
+}
+
+// CompactionSpec is EventsCompactionConfig's triggers; nil fields are
+// absent. The summarizer is always the default one (the root agent's
+// scripted model).
+type CompactionSpec struct {
+	CompactionInterval, OverlapSize, TokenThreshold, EventRetentionSize *int64
 }
 
 // SessionSpec is one session to create before the first turn.
@@ -173,6 +183,8 @@ type ResponseSpec struct {
 	TurnComplete   *bool
 	CustomMetadata map[string]any
 	Partials       []string
+	// UsageMetadata holds usage_metadata's token counts by field name.
+	UsageMetadata map[string]int64
 }
 
 // TurnSpec is one user turn (§1.7).
@@ -379,7 +391,7 @@ func makeError(n *node, where, key string) *PyError {
 
 func decodeScenario(file string, root *node) (sc *Scenario, err error) {
 	defer catch(&err)
-	checkKeys(root, "scenario", "name", "description", "initial_state", "run_config", "sessions", "agent", "plugins", "model_responses", "turns", "model_capabilities", "resumable")
+	checkKeys(root, "scenario", "name", "description", "initial_state", "run_config", "sessions", "agent", "plugins", "model_responses", "turns", "model_capabilities", "resumable", "compaction")
 	sc = &Scenario{File: file}
 	if v := root.get("name"); v == nil || v.kind != kindString || v.s == "" {
 		failf(root, "scenario needs a name")
@@ -393,6 +405,9 @@ func decodeScenario(file string, root *node) (sc *Scenario, err error) {
 		sc.OutputSchemaAndTools = truthy(caps.get("output_schema_and_tools"))
 	}
 	sc.Resumable = truthy(root.get("resumable"))
+	if c := root.get("compaction"); c != nil && c.kind != kindNull {
+		sc.Compaction = decodeCompaction(c)
+	}
 	for i, r := range asList(orNull(root.get("model_responses")), "model_responses") {
 		sc.ModelResponses = append(sc.ModelResponses, decodeResponse(r, fmt.Sprintf("model_responses[%d]", i), true))
 	}
@@ -562,7 +577,7 @@ func decodeResponse(n *node, where string, allowError bool) *ResponseSpec {
 		r.Err = makeError(n, where, "error")
 		return r
 	}
-	allowed := []string{"text", "thought", "function_calls", "parts", "role", "error_code", "error_message", "finish_reason", "turn_complete", "partials", "custom_metadata", "no_content", "agent"}
+	allowed := []string{"text", "thought", "function_calls", "parts", "role", "error_code", "error_message", "finish_reason", "turn_complete", "partials", "custom_metadata", "no_content", "agent", "usage_metadata"}
 	if allowError {
 		allowed = append(allowed, "error", "error_type")
 	}
@@ -595,6 +610,13 @@ func decodeResponse(n *node, where string, allowError bool) *ResponseSpec {
 	if v := n.get("custom_metadata"); v != nil {
 		r.CustomMetadata = asMapValue(v, where+".custom_metadata")
 	}
+	if v := n.get("usage_metadata"); v != nil {
+		checkKeys(v, where+".usage_metadata", usageMetadataKeys...)
+		r.UsageMetadata = map[string]int64{}
+		for i, k := range v.keys {
+			r.UsageMetadata[k] = asInt(v.vals[i], where+".usage_metadata."+k)
+		}
+	}
 	if v := n.get("partials"); v != nil {
 		if v.kind != kindList {
 			failf(v, "%s.partials must be a list of strings", where)
@@ -604,6 +626,27 @@ func decodeResponse(n *node, where string, allowError bool) *ResponseSpec {
 		}
 	}
 	return r
+}
+
+// usageMetadataKeys are the usage_metadata fields a scripted response may
+// set.
+var usageMetadataKeys = []string{"prompt_token_count", "candidates_token_count", "total_token_count"}
+
+// decodeCompaction decodes the top-level compaction mapping. Values are
+// checked by the engine (and by pydantic in the Python runner).
+func decodeCompaction(n *node) *CompactionSpec {
+	checkKeys(n, "compaction", "compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
+	c := &CompactionSpec{}
+	for key, dst := range map[string]**int64{
+		"compaction_interval": &c.CompactionInterval, "overlap_size": &c.OverlapSize,
+		"token_threshold": &c.TokenThreshold, "event_retention_size": &c.EventRetentionSize,
+	} {
+		if v := n.get(key); v != nil && v.kind != kindNull {
+			i := asInt(v, "compaction."+key)
+			*dst = &i
+		}
+	}
+	return c
 }
 
 // finishReasons are google-genai's FinishReason names.

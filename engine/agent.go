@@ -36,8 +36,17 @@ func (i *AgentInfo) Info() *AgentInfo { return i }
 
 // runAgent runs a with its lifecycle (google-adk BaseAgent.run_async): the
 // before-agent chain may answer for the agent and end its invocation; the
-// after-agent chain may add a final event.
+// after-agent chain may add a final event. An LlmAgent that delegates to
+// task agents runs in passes around its delegations (task.go).
 func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, error] {
+	if la, ok := a.(*LlmAgent); ok && la.delegatesTasks() {
+		return runDelegating(parent, la)
+	}
+	return runAgentOnce(parent, a)
+}
+
+// runAgentOnce is one run of a with its lifecycle.
+func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
 		ctx := parent.forAgent(a)
 		info := a.Info()
@@ -97,10 +106,14 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 	}
 }
 
-// stampNode gives an event this run's node path unless an inner run has.
+// stampNode gives an event this run's node path and isolation scope
+// unless an inner run has.
 func (c *InvocationContext) stampNode(ev *session.Event) {
 	if c.nodePath != "" && ev.NodeInfo == nil {
 		ev.NodeInfo = &session.NodeInfo{Path: c.nodePath}
+	}
+	if c.isolationScope != "" && ev.IsolationScope == "" {
+		ev.IsolationScope = c.isolationScope
 	}
 }
 

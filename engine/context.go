@@ -34,6 +34,9 @@ type invocation struct {
 	// resumable: agents write checkpoints into states (resume.go).
 	resumable bool
 	states    *agentStates
+	// compactor runs token-threshold compaction before model requests; nil
+	// without RunnerConfig.Compaction.
+	compactor *compactor
 
 	// Node-runtime run numbers (google-adk 2.x numbers each run of an agent
 	// under the same parent path); nil when the root is a workflow agent.
@@ -73,6 +76,11 @@ type InvocationContext struct {
 	ended  *atomic.Bool
 	// nodePath is the node-runtime path stamped on this run's events.
 	nodePath string
+	// isolationScope confines this run's events and view of the history
+	// to a task delegation (task.go); "" is unscoped.
+	isolationScope string
+	// singleTurn is the request of the single_turn agent this run is for.
+	singleTurn *singleTurnInput
 }
 
 // newInvocationID returns google-adk's "e-<uuid>" invocation id.
@@ -207,6 +215,9 @@ type toolContext struct {
 	*callbackContext
 	callID       string
 	confirmation *session.ToolConfirmation
+	// emit passes events the tool produces (a single_turn agent's) up the
+	// stream before the tool's response; nil when nothing can take them.
+	emit emitter
 }
 
 func (t *toolContext) FunctionCallID() string { return t.callID }

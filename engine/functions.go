@@ -25,7 +25,13 @@ import (
 // called, and then the events of the agent transferred to, if any.
 func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fcEvent *session.Event) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
-		resp, err := a.runFunctionCalls(ctx, call, fcEvent.FunctionCalls())
+		// Tools that run agents (single_turn) pass the agents' events up
+		// before the merged response.
+		emit, stopped := lockedEmitter(yield)
+		resp, err := a.runFunctionCalls(ctx, call, fcEvent.FunctionCalls(), emit)
+		if stopped() {
+			return
+		}
 		if err != nil {
 			yield(nil, err)
 			return
@@ -117,15 +123,15 @@ func (c *InvocationContext) transferTo(from *LlmAgent, to Agent) *InvocationCont
 // runFunctionCalls runs calls concurrently and merges their response
 // events in call order. A call that returns no event (a long-running tool
 // that answers later) is left out; nil means no call produced an event.
-func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls []*genai.FunctionCall) (*session.Event, error) {
+func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls []*genai.FunctionCall, emit emitter) (*session.Event, error) {
 	events := make([]*session.Event, len(calls))
 	errs := make([]error, len(calls))
 	if len(calls) == 1 {
-		events[0], errs[0] = a.runFunctionCall(ctx, call, calls[0])
+		events[0], errs[0] = a.runFunctionCall(ctx, call, calls[0], emit)
 	} else {
 		var wg sync.WaitGroup
 		for i, fc := range calls {
-			wg.Go(func() { events[i], errs[i] = a.runFunctionCall(ctx, call, fc) })
+			wg.Go(func() { events[i], errs[i] = a.runFunctionCall(ctx, call, fc, emit) })
 		}
 		wg.Wait()
 	}
@@ -147,12 +153,12 @@ func (t notFoundTool) IsLongRunning() bool { return false }
 
 // runFunctionCall is the pipeline of one call: before-tool chain, the tool
 // (or the on-tool-error chain when it fails), after-tool chain.
-func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *genai.FunctionCall) (*session.Event, error) {
+func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *genai.FunctionCall, emit emitter) (*session.Event, error) {
 	args, _ := session.DeepCopy(fc.Args).(map[string]any)
 	if args == nil {
 		args = map[string]any{}
 	}
-	tc := &toolContext{callbackContext: newCallbackContext(ctx, &session.EventActions{}), callID: fc.ID}
+	tc := &toolContext{callbackContext: newCallbackContext(ctx, &session.EventActions{}), callID: fc.ID, emit: emit}
 	plugins := ctx.inv.plugins
 	t, found := call.tools[fc.Name]
 	var cbTool callbacks.Tool = t
@@ -202,7 +208,9 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 	if altered != nil {
 		out = altered
 	}
-	if cbTool.IsLongRunning() && isEmptyResult(out) {
+	// A long-running tool's response, or a deferring tool's (a task
+	// agent's), comes later.
+	if d, ok := cbTool.(responseDeferrer); (cbTool.IsLongRunning() || ok && d.defersResponse()) && isEmptyResult(out) {
 		return nil, nil
 	}
 	return buildResponseEvent(ctx, cbTool, out, tc), nil

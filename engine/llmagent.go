@@ -56,6 +56,10 @@ type LlmAgentConfig struct {
 	DisallowTransferToPeers  bool
 	Planner                  planner.Planner
 	SubAgents                []Agent
+	// Mode is how the agent takes part in the conversation (modes.go):
+	// unset or chat (a transfer target), task or single_turn (a tool of its
+	// parent LlmAgent). A root agent must be chat or task.
+	Mode AgentMode
 
 	BeforeAgent  []callbacks.BeforeAgent
 	AfterAgent   []callbacks.AfterAgent
@@ -73,6 +77,9 @@ type LlmAgentConfig struct {
 type LlmAgent struct {
 	AgentInfo
 	cfg LlmAgentConfig
+	// modeTools are the tools the agent gets from modes: finish_task and
+	// its delegated sub-agents (modes.go), offered after its own tools.
+	modeTools []tool.Tool
 }
 
 // NewLlmAgent returns an LlmAgent.
@@ -85,6 +92,13 @@ func NewLlmAgent(cfg LlmAgentConfig) (*LlmAgent, error) {
 	default:
 		return nil, fmt.Errorf("engine.NewLlmAgent %q: include_contents must be %q or %q, got %q", cfg.Name, IncludeContentsDefault, IncludeContentsNone, cfg.IncludeContents)
 	}
+	if !validAgentMode(cfg.Mode) {
+		return nil, fmt.Errorf("engine.NewLlmAgent %q: mode must be %q, %q or %q, got %q", cfg.Name, ModeChat, ModeTask, ModeSingleTurn, cfg.Mode)
+	}
+	modeTools, err := delegationTools(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("engine.NewLlmAgent %q: %w", cfg.Name, err)
+	}
 	seen := map[string]bool{}
 	for _, t := range cfg.Tools {
 		if seen[t.Name()] {
@@ -95,6 +109,7 @@ func NewLlmAgent(cfg LlmAgentConfig) (*LlmAgent, error) {
 	return &LlmAgent{
 		AgentInfo: AgentInfo{Name: cfg.Name, Description: cfg.Description, SubAgents: cfg.SubAgents, BeforeAgent: cfg.BeforeAgent, AfterAgent: cfg.AfterAgent},
 		cfg:       cfg,
+		modeTools: modeTools,
 	}, nil
 }
 
@@ -161,7 +176,8 @@ func (a *LlmAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] 
 // accumulateOutput appends the event's text to acc and records the running
 // value under OutputKey (google-adk __maybe_accumulate_streaming_output).
 func (a *LlmAgent) accumulateOutput(ev *session.Event, acc string) string {
-	if a.cfg.OutputKey == "" || a.cfg.OutputSchema != nil || ev.Author != a.Name || ev.Partial || ev.Content == nil {
+	// A task agent's output is its finish_task result, not its messages.
+	if a.cfg.OutputKey == "" || a.cfg.Mode == ModeTask || a.cfg.OutputSchema != nil || ev.Author != a.Name || ev.Partial || ev.Content == nil {
 		return acc
 	}
 	text := visibleText(ev.Content)
@@ -202,13 +218,19 @@ func (a *LlmAgent) canonicalModel(ctx *InvocationContext) (model.Model, error) {
 
 // transferTargets returns the agents a may transfer to, in google-adk's
 // order: its sub-agents, then its parent and peers when allowed and the
-// parent is an LlmAgent.
+// parent is an LlmAgent. Task and single_turn agents are tools, never
+// transfer targets.
 func (a *LlmAgent) transferTargets(ctx *InvocationContext) []Agent {
 	return a.transferTargetsIn(ctx.inv.tree)
 }
 
 func (a *LlmAgent) transferTargetsIn(t *tree) []Agent {
-	targets := append([]Agent(nil), a.SubAgents...)
+	var targets []Agent
+	for _, sub := range a.SubAgents {
+		if !modeOf(sub).delegated() {
+			targets = append(targets, sub)
+		}
+	}
 	parent, ok := t.parent[a].(*LlmAgent)
 	if !ok {
 		return targets
@@ -218,7 +240,7 @@ func (a *LlmAgent) transferTargetsIn(t *tree) []Agent {
 	}
 	if !a.cfg.DisallowTransferToPeers {
 		for _, peer := range parent.SubAgents {
-			if peer.Info().Name != a.Name {
+			if peer.Info().Name != a.Name && !modeOf(peer).delegated() {
 				targets = append(targets, peer)
 			}
 		}
@@ -229,7 +251,7 @@ func (a *LlmAgent) transferTargetsIn(t *tree) []Agent {
 // maybeSaveOutput stores the final response text under OutputKey
 // (google-adk LlmAgent.__maybe_save_output_to_state).
 func (a *LlmAgent) maybeSaveOutput(ev *session.Event) {
-	if a.cfg.OutputKey == "" || ev.Author != a.Name || !ev.IsFinalResponse() || ev.Content == nil || ev.Partial {
+	if a.cfg.OutputKey == "" || a.cfg.Mode == ModeTask || ev.Author != a.Name || !ev.IsFinalResponse() || ev.Content == nil || ev.Partial {
 		return
 	}
 	text := visibleText(ev.Content)

@@ -1,7 +1,7 @@
 package engine
 
 // Request processors, in google-adk 2.13's order: basic, instructions,
-// identity, contents, NL planning, output schema, agent transfer (AutoFlow),
+// identity, compaction, contents, NL planning, output schema, agent transfer (AutoFlow),
 // then the agent's tools.
 
 import (
@@ -32,7 +32,10 @@ func (a *LlmAgent) preprocess(ctx *InvocationContext, call *llmCall) error {
 	if err := a.instructionsProcessor(ctx, call); err != nil {
 		return err
 	}
-	a.identityProcessor(call)
+	if a.cfg.Mode != ModeSingleTurn { // google-adk gives single_turn agents no identity
+		a.identityProcessor(call)
+	}
+	a.compactionProcessor(ctx)
 	a.contentsProcessor(ctx, call)
 	if a.cfg.Planner != nil {
 		planner.ApplyToRequest(ctx, a.cfg.Planner, call.req)
@@ -63,7 +66,8 @@ func (a *LlmAgent) basicProcessor(ctx *InvocationContext, call *llmCall, m model
 		}
 		maps.Copy(req.Config.Labels, labels)
 	}
-	if a.cfg.OutputSchema != nil && (len(a.cfg.Tools) == 0 || outputSchemaWithTools(m)) {
+	// A task agent's structured output goes through finish_task instead.
+	if a.cfg.OutputSchema != nil && a.cfg.Mode != ModeTask && (len(a.cfg.Tools) == 0 || outputSchemaWithTools(m)) {
 		req.Config.ResponseJsonSchema = a.cfg.OutputSchema
 		req.Config.ResponseMIMEType = "application/json"
 	}
@@ -148,6 +152,20 @@ func (a *LlmAgent) identityProcessor(call *llmCall) {
 	call.req.AppendInstructions(si)
 }
 
+// compactionProcessor runs token-threshold compaction before the contents
+// are built, so a summary it stores already shows in this request
+// (google-adk CompactionRequestProcessor). A failure is logged: the full
+// history is still usable.
+func (a *LlmAgent) compactionProcessor(ctx *InvocationContext) {
+	c := ctx.inv.compactor
+	if c == nil || !c.tokenThresholdSet() {
+		return
+	}
+	if _, err := c.compactForTokenThreshold(ctx, ctx.inv.sessions, ctx.Session(), a.Name, ctx.Branch()); err != nil {
+		ctx.inv.log.Warn("token-threshold compaction before a model request failed", "agent", a.Name, "invocation", ctx.inv.id, "err", err)
+	}
+}
+
 // contentsProcessor replaces the contents with the agent's view of the
 // history, then puts instruction contents before the latest user turn. The
 // runner's cache reuses what earlier requests of the session built, so the
@@ -156,11 +174,33 @@ func (a *LlmAgent) contentsProcessor(ctx *InvocationContext, call *llmCall) {
 	instructionContents := call.req.Contents
 	sess := ctx.Session()
 	key := ctx.inv.appName + "\x00" + sess.UserID + "\x00" + sess.ID
-	call.req.Contents = ctx.inv.contents.Build(key, sess.Events(), contents.Options{
-		AgentName:       a.Name,
-		Branch:          ctx.Branch(),
-		CurrentTurnOnly: a.cfg.IncludeContents == IncludeContentsNone,
-	})
+	singleTurn := a.cfg.Mode == ModeSingleTurn
+	opt := contents.Options{
+		AgentName: a.Name,
+		Branch:    ctx.Branch(),
+		// A single_turn agent sees only the current turn unless told
+		// otherwise (google-adk build_node).
+		CurrentTurnOnly: a.cfg.IncludeContents == IncludeContentsNone || singleTurn && a.cfg.IncludeContents == "",
+		IsolationScope:  ctx.isolationScope,
+		NodePath:        ctx.nodePath,
+	}
+	events := sess.Events()
+	if singleTurn {
+		// Its request and its node-path filtering make a view of its own,
+		// which the session's cache does not hold.
+		in := ctx.singleTurn
+		if in != nil && in.agent != Agent(a) {
+			in = nil
+		}
+		call.req.Contents = contents.Build(singleTurnView(events, in, ctx.Branch(), ctx.nodePath, !opt.CurrentTurnOnly), opt)
+	} else {
+		call.req.Contents = ctx.inv.contents.Build(key, events, opt)
+	}
+	if ctx.isolationScope != "" {
+		if lead := taskInputContent(events, ctx.isolationScope, singleTurn, ctx.UserContent()); lead != nil {
+			call.req.Contents = append([]*genai.Content{lead}, call.req.Contents...)
+		}
+	}
 	insertTransientUserContent(call.req, instructionContents)
 }
 
@@ -219,6 +259,13 @@ func (a *LlmAgent) agentTransferProcessor(ctx *InvocationContext, call *llmCall)
 	for i, t := range targets {
 		names[i] = t.Info().Name
 	}
+	t := newTransferTool(names)
+	call.addTool(t)
+	call.req.AppendFunctionDeclarations(t.Declaration())
+	// Task and single_turn agents may transfer but are told nothing of it.
+	if a.cfg.Mode.delegated() {
+		return
+	}
 	var b strings.Builder
 	b.WriteString("\nYou have a list of other agents to transfer to:\n\n")
 	for i, t := range targets {
@@ -238,19 +285,16 @@ func (a *LlmAgent) agentTransferProcessor(ctx *InvocationContext, call *llmCall)
 		fmt.Fprintf(&b, "\nIf neither you nor the other agents are best for the question, transfer to your parent agent %s.\n", parent.Info().Name)
 	}
 	call.req.AppendInstructions(b.String())
-	t := newTransferTool(names)
-	call.addTool(t)
-	call.req.AppendFunctionDeclarations(t.Declaration())
 }
 
 // toolsProcessor adds the agent's tools: their declarations and any
 // request changes they make.
 func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
-	if len(a.cfg.Tools) == 0 {
+	if len(a.cfg.Tools) == 0 && len(a.modeTools) == 0 {
 		return nil
 	}
 	tc := &toolContext{callbackContext: newCallbackContext(ctx, nil)}
-	for _, t := range a.cfg.Tools {
+	for _, t := range slices.Concat(a.cfg.Tools, a.modeTools) {
 		if p, ok := t.(tool.RequestProcessor); ok {
 			if err := p.ProcessRequest(tc, call.req); err != nil {
 				return fmt.Errorf("agent %q: tool %q: %w", a.Name, t.Name(), err)

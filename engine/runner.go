@@ -75,14 +75,18 @@ type RunnerConfig struct {
 	// end_of_agent checkpoints, and RunConfig.InvocationID or a function
 	// response resumes a paused invocation where it stopped.
 	Resumable bool
+	// Compaction turns on event compaction (google-adk
+	// App.events_compaction_config); nil leaves it off.
+	Compaction *CompactionConfig
 }
 
 // Runner runs an agent tree against a session service (google-adk Runner).
 // It is safe for concurrent use; its configuration never changes.
 type Runner struct {
-	cfg      RunnerConfig
-	tree     *tree
-	contents *contents.Cache
+	cfg       RunnerConfig
+	tree      *tree
+	contents  *contents.Cache
+	compactor *compactor // nil without RunnerConfig.Compaction
 }
 
 // NewRunner validates the agent tree and returns a Runner.
@@ -106,7 +110,13 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.ContentsCacheSessions <= 0 {
 		cfg.ContentsCacheSessions = 1024
 	}
-	return &Runner{cfg: cfg, tree: t, contents: contents.NewCache(cfg.ContentsCacheSessions)}, nil
+	r := &Runner{cfg: cfg, tree: t, contents: contents.NewCache(cfg.ContentsCacheSessions)}
+	if cfg.Compaction != nil {
+		if r.compactor, err = newCompactor(*cfg.Compaction, cfg.Agent, cfg.Logger); err != nil {
+			return nil, fmt.Errorf("engine.NewRunner: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // Run appends msg to the session as the user's turn, runs the agent that
@@ -136,6 +146,9 @@ func (r *Runner) Run(ctx context.Context, userID, sessionID string, msg *genai.C
 // resumable app, _setup_context_for_resumed_invocation). It returns nil,
 // nil for a resumed invocation that has nothing left to run.
 func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, msg *genai.Content, cfg RunConfig) (*InvocationContext, error) {
+	if err := checkRootMode(r.tree.root); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
 	if msg != nil && len(msg.Parts) == 0 {
 		msg = nil
 	}
@@ -172,7 +185,15 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	if err != nil {
 		return nil, err
 	}
-	resumed := r.cfg.Resumable && id != ""
+	// A message that answers no call joins a task paused waiting for the
+	// user: it borrows the task's invocation, as a new turn, not a resume.
+	joinsTask := false
+	if id == "" && msg != nil && !hasFunctionResponse(msg) {
+		if _, taskInv, ok := findActiveTaskScope(sess.Events()); ok {
+			id, joinsTask = taskInv, true
+		}
+	}
+	resumed := r.cfg.Resumable && id != "" && !joinsTask
 	if id == "" {
 		id = newInvocationID()
 	}
@@ -181,6 +202,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, plugins: r.cfg.Plugins,
 		config: cfg, tree: r.tree, contents: r.contents, log: r.cfg.Logger,
 		resumable: r.cfg.Resumable, states: newAgentStates(),
+		compactor: r.compactor,
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: r.tree.root, ended: new(atomic.Bool)}
 	if resumed {
@@ -242,8 +264,15 @@ func (r *Runner) appendUserMessage(ictx *InvocationContext, msg *genai.Content, 
 		user.Actions.StateDelta = maps.Clone(cfg.StateDelta)
 	}
 	applyCustomMetadata(user, cfg.CustomMetadata)
+	// While a task waits for the user, the message is the task's.
+	if scope, _, ok := findActiveTaskScope(inv.session.Events()); ok {
+		user.IsolationScope = scope
+	}
 	if call := findMatchingFunctionCall(inv.session.Events(), msg); call != nil {
 		user.Branch = call.Branch
+		if user.IsolationScope == "" {
+			user.IsolationScope = call.IsolationScope
+		}
 	}
 	if err := r.cfg.Sessions.AppendEvent(ictx, inv.session, user); err != nil {
 		return fmt.Errorf("run: storing the user message: %w", err)
@@ -327,18 +356,35 @@ func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Eve
 		if errors.Is(err, errStopped) {
 			if err := plugins.AfterRun(ictx); err != nil {
 				r.cfg.Logger.Error("after_run failed after the caller stopped", "invocation", ictx.inv.id, "err", err)
+				return
+			}
+			// google-adk's node runtime (an LlmAgent root) counts a caller
+			// that stopped early as a completed run and compacts.
+			if _, nodeRuntime := r.tree.root.(*LlmAgent); nodeRuntime {
+				r.compactAfterInvocation(ictx)
 			}
 			return
 		}
 		if err == nil {
 			err = plugins.AfterRun(ictx)
 			if err == nil {
+				r.compactAfterInvocation(ictx)
 				return
 			}
 		}
 		plugins.OnRunError(ictx, err)
 		yield(nil, err)
 	}
+}
+
+// compactAfterInvocation runs post-invocation event compaction, after the
+// invocation's events were yielded (google-adk
+// _run_post_invocation_compaction). It never fails the turn.
+func (r *Runner) compactAfterInvocation(ictx *InvocationContext) {
+	if r.compactor == nil {
+		return
+	}
+	r.compactor.afterInvocation(ictx, r.cfg.Sessions, ictx.inv.session)
 }
 
 // errStopped reports that the caller stopped iterating.
@@ -487,12 +533,13 @@ func findMatchingFunctionCall(events []*session.Event, msg *genai.Content) *sess
 // (google-adk 2.13 _agent_router.find_agent_to_run): the author of a call
 // the message answers; else, scanning back, the target of a transfer that
 // has not answered yet, the root, or the last agent that replied if it can
-// transfer back up the tree; else the root.
+// transfer back up the tree; else the root. An agent inside a task
+// delegation is replaced by the agent that delegated it.
 func findAgentToRun(events []*session.Event, t *tree) Agent {
 	if n := len(events); n > 0 && events[n-1].Content != nil {
 		if call := findMatchingFunctionCall(events[:n-1], events[n-1].Content); call != nil {
 			if a := t.find(call.Author); a != nil {
-				return a
+				return resolveTaskDelegator(a, t)
 			}
 		}
 	}
@@ -521,7 +568,7 @@ func findAgentToRun(events []*session.Event, t *tree) Agent {
 			continue
 		}
 		if transferableAcrossTree(a, t) {
-			return a
+			return resolveTaskDelegator(a, t)
 		}
 	}
 	return t.root

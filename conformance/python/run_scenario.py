@@ -126,7 +126,10 @@ _RESPONSE_KEYS = {
     'text', 'thought', 'function_calls', 'parts', 'role', 'error',
     'error_type', 'error_code', 'error_message', 'finish_reason',
     'turn_complete', 'partials', 'custom_metadata', 'no_content', 'agent',
+    'usage_metadata',
 }
+_USAGE_METADATA_KEYS = {'prompt_token_count', 'candidates_token_count',
+                        'total_token_count'}
 
 
 def response_parts(spec: dict[str, Any], where: str) -> list[types.Part]:
@@ -160,6 +163,11 @@ def build_llm_response(spec: Any, where: str) -> LlmResponse:
       kwargs[key] = spec[key]
   if 'finish_reason' in spec:
     kwargs['finish_reason'] = types.FinishReason(spec['finish_reason'])
+  if 'usage_metadata' in spec:
+    _check_keys(where + '.usage_metadata', spec['usage_metadata'],
+                _USAGE_METADATA_KEYS)
+    kwargs['usage_metadata'] = types.GenerateContentResponseUsageMetadata(
+        **spec['usage_metadata'])
   return LlmResponse(**kwargs)
 
 
@@ -295,6 +303,35 @@ def dump_event(event: Any) -> dict[str, Any]:
     d['long_running_tool_ids'] = sorted(lr)
   if event.output is not None:
     d['output'] = to_jsonable(event.output)
+  return d
+
+
+def reference_compaction_timestamps(d: dict[str, Any], event: Any,
+                                    events: list[Any]) -> None:
+  """Replaces a dumped compaction's timestamps by `ts:<event id>`.
+
+  The id is that of the first other event of the session with exactly that
+  timestamp (`ts:none` if none): timestamps are not deterministic, the
+  events they delimit are.
+  """
+  compaction = event.actions.compaction if event.actions else None
+  dc = (d.get('actions') or {}).get('compaction')
+  if compaction is None or dc is None:
+    return
+
+  def ref(ts: float) -> str:
+    for e in events:
+      if not (e.actions and e.actions.compaction) and e.timestamp == ts:
+        return 'ts:' + e.id
+    return 'ts:none'
+
+  dc['start_timestamp'] = ref(compaction.start_timestamp)
+  dc['end_timestamp'] = ref(compaction.end_timestamp)
+
+
+def _dump_session_event(event: Any, events: list[Any]) -> dict[str, Any]:
+  d = dump_event(event)
+  reference_compaction_timestamps(d, event, events)
   return d
 
 
@@ -902,8 +939,10 @@ class Builder:
 _SCENARIO_KEYS = {
     'name', 'description', 'initial_state', 'run_config', 'sessions',
     'agent', 'plugins', 'model_responses', 'turns', 'model_capabilities',
-    'resumable',
+    'resumable', 'compaction',
 }
+_COMPACTION_KEYS = {'compaction_interval', 'overlap_size', 'token_threshold',
+                    'event_retention_size'}
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
               'run_config', 'resume_turn'}
 _RUN_CONFIG_KEYS = {'max_llm_calls', 'streaming_mode'}
@@ -988,6 +1027,12 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
   if scn.get('resumable'):
     from google.adk.apps.app import ResumabilityConfig  # pylint: disable=g-import-not-at-top
     app_kwargs['resumability_config'] = ResumabilityConfig(is_resumable=True)
+  if scn.get('compaction') is not None:
+    from google.adk.apps.app import EventsCompactionConfig  # pylint: disable=g-import-not-at-top
+    _check_keys('compaction', scn['compaction'], _COMPACTION_KEYS)
+    # No summarizer: ADK summarizes with the root agent's (scripted) model.
+    app_kwargs['events_compaction_config'] = EventsCompactionConfig(
+        **scn['compaction'])
   app = App(name=APP_NAME, root_agent=root, plugins=plugins, **app_kwargs)
   session_service = InMemorySessionService()
   runner = Runner(app=app, session_service=session_service)
@@ -1066,7 +1111,7 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
     final_state[s['id']] = to_jsonable(dict(sess.state))
     sessions_out.append({
         'id': s['id'], 'user_id': s['user_id'],
-        'events': [dump_event(e) for e in sess.events],
+        'events': [_dump_session_event(e, sess.events) for e in sess.events],
     })
   await runner.close()
   if script.exhausted:

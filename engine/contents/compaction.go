@@ -257,3 +257,30 @@ func recoverCompactedFunctionCalls(events, source []*session.Event) []*session.E
 	}
 	return out
 }
+
+// ApplyRewinds returns the events that survive every rewind in events
+// (google-adk _apply_rewinds), for callers outside the package that must
+// see the history as request building does. events is not modified.
+func ApplyRewinds(events []*session.Event) []*session.Event {
+	return applyRewinds(events)
+}
+
+// ProcessCompactionEvents returns events with compaction applied as request
+// building applies it (google-adk _process_compaction_events): every
+// retained compaction becomes a summary event authored by agentName ("model"
+// when empty) at its end timestamp, and the events its range covers are
+// dropped. events is not modified.
+func ProcessCompactionEvents(events []*session.Event, agentName string) []*session.Event {
+	return processCompactionEvents(events, agentName)
+}
+
+// LatestCompaction returns the latest compaction event, in stream order,
+// that no other compaction's range contains (google-adk
+// _latest_compaction_event), or nil when there is none.
+func LatestCompaction(events []*session.Event) *session.Event {
+	r := compactionRanges(events)
+	if len(r) == 0 {
+		return nil
+	}
+	return events[r[len(r)-1].index]
+}

@@ -44,6 +44,13 @@ type Options struct {
 	// other agents' thought text is relayed too. It is ignored when
 	// CurrentTurnOnly is set, as in google-adk.
 	IncludeThoughtsFromOtherAgents bool
+	// IsolationScope is the agent's isolation scope (google-adk
+	// isolation_scope, a task agent's delegating call id): only events of
+	// the same scope are visible, so an unscoped agent sees no task's.
+	IsolationScope string
+	// NodePath is the agent run's node path: a user message stamped with
+	// another node's path (a single_turn agent's request) is not visible.
+	NodePath string
 }
 
 // Client-generated function call ids start with this prefix (google-adk
@@ -87,10 +94,10 @@ const (
 // (InlineData.Data, FunctionResponse.Parts[].InlineData.Data) are shared,
 // so callers may change the result freely except for those bytes.
 //
-// google-adk inputs that Event does not carry are treated as absent:
-// isolation_scope (no task-agent scoping and no synthesized task input),
-// node_info.path (no workflow-node filtering or single-turn node mode) and
-// live_session_id (no live-mode authorship rule).
+// Events are also filtered by Options.IsolationScope and Options.NodePath;
+// the synthesized first turn of a task agent and a single_turn agent's
+// node filtering are the engine's (engine/task.go). live_session_id, which
+// Event does not carry, is treated as absent (no live-mode authorship rule).
 func Build(events []*session.Event, opt Options) []*genai.Content {
 	if opt.CurrentTurnOnly {
 		return currentTurnContents(events, opt)
@@ -123,7 +130,7 @@ func currentTurnContents(events []*session.Event, opt Options) []*genai.Content 
 			}
 		}
 		if len(unmatched) == 0 &&
-			includeInContext(opt.Branch, e, false) &&
+			includeInScope(opt.Branch, e, false, opt.IsolationScope, opt.NodePath) &&
 			(e.Author == "user" || isOtherAgentReply(opt.AgentName, e)) &&
 			!isDirectTransfer(e) &&
 			!submitted &&
@@ -174,7 +181,7 @@ func buildContentsInfo(events []*session.Event, opt Options, includeThoughts boo
 	hasCompaction := false
 	for _, e := range live {
 		thoughts := includeThoughts && isOtherAgentReply(opt.AgentName, e)
-		if !includeInContext(opt.Branch, e, thoughts) ||
+		if !includeInScope(opt.Branch, e, thoughts, opt.IsolationScope, opt.NodePath) ||
 			isToolSubBranchEvent(opt.Branch, e, opt.AgentName, toolCallIDs) {
 			continue
 		}

@@ -43,11 +43,19 @@ func applyRewinds(events []*session.Event) []*session.Event {
 	return kept
 }
 
-// includeInContext is google-adk _should_include_event_in_context for an
-// unscoped agent outside a workflow node: the event has visible content,
-// belongs to the branch and is no framework, credential or confirmation
-// event. includeThoughts makes thought text count as visible.
-func includeInContext(branch string, e *session.Event, includeThoughts bool) bool {
+// includeInScope is google-adk _should_include_event_in_context: the event
+// is in the agent's isolation scope (an unscoped agent sees only unscoped
+// events), is no user message stamped with another node's path, has
+// visible content, belongs to the branch and is no framework, credential
+// or confirmation event. includeThoughts makes thought text count as
+// visible.
+func includeInScope(branch string, e *session.Event, includeThoughts bool, scope, nodePath string) bool {
+	if e.IsolationScope != scope {
+		return false
+	}
+	if e.Author == "user" && e.NodeInfo != nil && e.NodeInfo.Path != "" && e.NodeInfo.Path != nodePath && !hasFunctionResponses(e) {
+		return false
+	}
 	return !containsEmptyContent(e, includeThoughts) &&
 		belongsToBranch(branch, e) &&
 		!isFunctionCallEvent(e, frameworkName) &&
@@ -109,6 +117,14 @@ func belongsToBranch(branch string, e *session.Event) bool {
 	}
 	return isDescendant(branch, e.Branch)
 }
+
+// BelongsToBranch reports whether an event on its branch is visible from
+// branch (google-adk _is_event_belongs_to_branch).
+func BelongsToBranch(branch string, e *session.Event) bool { return belongsToBranch(branch, e) }
+
+// LiveEvents returns the events no rewind annulled (google-adk
+// _apply_rewinds), without modifying events.
+func LiveEvents(events []*session.Event) []*session.Event { return applyRewinds(events) }
 
 // splitBranch splits a dot-separated branch path; "" has no segments.
 func splitBranch(b string) []string {

@@ -34,7 +34,14 @@ type Event struct {
 	LongRunningToolIDs []string `json:"longRunningToolIds,omitempty"`
 	// NodeInfo places the event in google-adk 2.x's node runtime (set when
 	// an LlmAgent is the root of the tree).
-	NodeInfo  *NodeInfo `json:"nodeInfo,omitempty"`
+	NodeInfo *NodeInfo `json:"nodeInfo,omitempty"`
+	// IsolationScope confines an event to the task-mode agent run it
+	// belongs to (google-adk isolation_scope: the id of the function call
+	// that delegated the task): only agents running in the same scope see it.
+	IsolationScope string `json:"isolationScope,omitempty"`
+	// Output is the value an agent run produced as its result (google-adk
+	// Event.output), e.g. the arguments of a task agent's finish_task call.
+	Output    any       `json:"output,omitempty"`
 	Timestamp time.Time `json:"-"`
 }
 
@@ -43,6 +50,11 @@ type Event struct {
 // number within the invocation.
 type NodeInfo struct {
 	Path string `json:"path"`
+	// OutputFor lists the node paths this event is the output of.
+	OutputFor []string `json:"outputFor,omitempty"`
+	// MessageAsOutput says the event's message itself is its run's output
+	// (a single_turn agent's final text).
+	MessageAsOutput bool `json:"messageAsOutput,omitempty"`
 }
 
 // NewEvent returns an event with a fresh id and the current time.

@@ -246,15 +246,15 @@ func TestEventJSONTimestamp(t *testing.T) {
 
 // adkDropped lists what Go's Event intentionally does not model from
 // google-adk 2.13's Event; re-encoded events lack them:
-//   - output, isolationScope, and nodeInfo's fields other than path: 2.x
-//     workflow-graph metadata (the graph runtime is not reimplemented; the
-//     node path of an agent run is kept).
+//   - nodeInfo's fields other than path, outputFor and messageAsOutput:
+//     2.x workflow-graph metadata (the graph runtime is not reimplemented;
+//     what agent runs and task delegations use is kept).
 //   - actions.route, actions.renderUiWidgets: workflow routing and UI
 //     widgets.
 //   - liveSessionId, goAway, voiceActivity, turnCompleteReason,
 //     interactionStatus, environmentId: live/streaming fields.
 var (
-	adkDroppedEvent   = []string{"output", "isolationScope", "liveSessionId", "goAway", "voiceActivity", "turnCompleteReason", "interactionStatus", "environmentId"}
+	adkDroppedEvent   = []string{"liveSessionId", "goAway", "voiceActivity", "turnCompleteReason", "interactionStatus", "environmentId"}
 	adkDroppedActions = []string{"route", "renderUiWidgets"}
 	// adkOptionalBools are Optional[bool] in google-adk: an explicit false
 	// is written, and Go, having no None, leaves false out.
@@ -270,7 +270,13 @@ func normalizeADK(m map[string]any) {
 		delete(m, k)
 	}
 	if ni, ok := m["nodeInfo"].(map[string]any); ok {
-		m["nodeInfo"] = map[string]any{"path": ni["path"]}
+		kept := map[string]any{}
+		for _, k := range []string{"path", "outputFor", "messageAsOutput"} {
+			if v, ok := ni[k]; ok && v != false {
+				kept[k] = v
+			}
+		}
+		m["nodeInfo"] = kept
 	}
 	for _, k := range adkOptionalBools {
 		if m[k] == false {
@@ -411,6 +417,9 @@ func TestEventADKFields(t *testing.T) {
 
 	e = events["workflow_fields"]
 	check("workflow_fields", e.Branch == "wf" && e.Interrupted && e.Actions.StateDelta["x"] == 1.0, "fields beside the dropped workflow ones")
+	out, _ := e.Output.(map[string]any)
+	check("workflow_fields", e.IsolationScope == "adk-call-11" && out["answer"] == 42.0 &&
+		e.NodeInfo != nil && e.NodeInfo.MessageAsOutput && slices.Equal(e.NodeInfo.OutputFor, []string{"wf/A@1"}), "isolation scope, output and node output fields")
 }
 
 // TestEventADKIsFinalResponse checks Go against the is_final_response
