@@ -77,9 +77,12 @@ func (in *extismInstance) close(ctx context.Context) { in.plugin.Close(ctx) }
 
 func (in *extismInstance) call(ctx context.Context, cs *callState, export string, input []byte) ([]byte, bool, error) {
 	in.stderr.reset()
+	ctx, cancel := context.WithDeadline(ctx, cs.deadline)
+	defer cancel()
 	rc, out, err := in.plugin.CallWithContext(ctx, export, input)
 	if err != nil {
 		if ctx.Err() != nil {
+			cs.stopped = true
 			return nil, true, err // the pool reports the deadline
 		}
 		var exit *sys.ExitError

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/adkhost/adkhost/abi"
@@ -19,6 +20,30 @@ type callState struct {
 	spec   *poolSpec
 	host   abi.Host
 	native *nativeInstance
+	// parent is the caller's context and deadline the end of the call's
+	// wall time. The context host functions see, with that deadline, is
+	// made on their first use: most calls make no host call.
+	parent   context.Context
+	deadline time.Time
+	ctx      context.Context
+	cancel   context.CancelFunc
+	// stopped: the deadline or the caller's context stopped the guest.
+	stopped bool
+}
+
+// context returns the context of the call's host functions.
+func (cs *callState) context() context.Context {
+	if cs.ctx == nil {
+		cs.ctx, cs.cancel = context.WithDeadline(cs.parent, cs.deadline)
+	}
+	return cs.ctx
+}
+
+// done releases the call's context.
+func (cs *callState) done() {
+	if cs.cancel != nil {
+		cs.cancel()
+	}
 }
 
 // allowed checks the capability an operation needs.

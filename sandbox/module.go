@@ -48,6 +48,11 @@ type Module struct {
 	minPages  uint32
 	compiled  wazero.CompiledModule // Native
 	wasm      []byte                // Extism: go-sdk compiles per pool
+	// rt is the runtime compiled belongs to. interruptible: compiled is
+	// instrumented (interrupt.go), so the host stops it through its
+	// interrupt global; otherwise rt is the guarded runtime.
+	rt            wazero.Runtime
+	interruptible bool
 }
 
 // Digest returns "sha256:" and the hex sha256 of the module's bytes.
@@ -114,11 +119,22 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 	fail := func(kind error, format string, args ...any) error {
 		return fmt.Errorf("sandbox: module %s: %w: %s", shortDigest(digest), kind, fmt.Sprintf(format, args...))
 	}
-	compiled, err := r.rt.CompileModule(compileContext(ctx), wasm)
+	rt, code, interruptible := r.rt, wasm, false
+	if !importsExtism(wasm) {
+		if b, err := r.instrumented(digest, wasm); err == nil {
+			code, interruptible = b, true
+		} else {
+			r.logger.Warn("module runs with slower deadline checks", "module", shortDigest(digest), "err", err)
+			if rt, err = r.guardedRuntime(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	compiled, err := rt.CompileModule(compileContext(ctx), code)
 	if err != nil {
 		return nil, fail(ErrCompile, "%v", err)
 	}
-	m := &Module{digest: digest, transport: Native, compiled: compiled}
+	m := &Module{digest: digest, transport: Native, compiled: compiled, rt: rt, interruptible: interruptible}
 	keep := false
 	defer func() {
 		if !keep {

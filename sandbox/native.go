@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -31,6 +32,7 @@ type nativeInstance struct {
 	fns    map[string]api.Function // describe and the listed hooks
 	stack  [2]uint64
 	stderr *tail
+	stop   *interrupter // nil for a module run on the guarded runtime
 	// The input block: allocated by the guest, owned by the host.
 	inPtr, inCap uint32
 }
@@ -38,19 +40,19 @@ type nativeInstance struct {
 func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 	limit := &linearLimit{max: uint64(s.limits.MemoryPages) << 16}
 	stderr := &tail{}
-	cs := &callState{spec: s}
-	ictx, cancel := context.WithTimeout(context.WithValue(ctx, callKey{}, cs), s.limits.Timeout)
-	defer cancel()
-	ictx = experimental.WithMemoryAllocator(ictx, limit)
-	mod, err := s.r.rt.InstantiateModule(ictx, s.mod.compiled, s.wcfg.WithStderr(stderr))
+	cs := &callState{spec: s, deadline: time.Now().Add(s.limits.Timeout)}
+	cs.parent = context.WithValue(ctx, callKey{}, cs)
+	defer cs.done()
+	ictx := experimental.WithMemoryAllocator(cs.parent, limit)
+	if !s.mod.interruptible {
+		// wazero stops the start section and _initialize at the deadline.
+		var cancel context.CancelFunc
+		ictx, cancel = context.WithDeadline(ictx, cs.deadline)
+		defer cancel()
+	}
+	mod, err := s.mod.rt.InstantiateModule(ictx, s.mod.compiled, s.wcfg.WithStderr(stderr))
 	if err != nil {
-		if limit.refused.Load() {
-			return nil, fmt.Errorf("%w: instantiation: %v", ErrMemoryLimit, err)
-		}
-		if ictx.Err() != nil {
-			return nil, fmt.Errorf("%w: instantiation stopped after %s", ErrTimeout, s.limits.Timeout)
-		}
-		return nil, fmt.Errorf("%w: instantiation: %v%s", ErrTrap, err, stderr.suffix())
+		return nil, instantiationError(s, limit, stderr, ictx.Err() != nil, err)
 	}
 	in := &nativeInstance{
 		mod:    mod,
@@ -64,10 +66,71 @@ func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 	for _, h := range s.mod.describe.Hooks {
 		in.fns[h.Export()] = mod.ExportedFunction(h.Export())
 	}
+	if s.mod.interruptible {
+		g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
+		if !ok {
+			mod.Close(ctx)
+			return nil, fmt.Errorf("%w: instrumented module lacks its %s global", ErrTrap, interruptExport)
+		}
+		in.stop = newInterrupter(g)
+	}
+	// The start function (moved to an export by instrument) and the WASI
+	// reactor's _initialize run under the call deadline.
+	in.arm(ctx, cs)
+	for _, name := range []string{startExport, "_initialize"} {
+		fn := mod.ExportedFunction(name)
+		if fn == nil {
+			continue
+		}
+		if err = fn.CallWithStack(ictx, in.stack[:]); err != nil {
+			break
+		}
+	}
+	stopped := in.disarm(cs)
+	if err != nil {
+		in.close(ctx)
+		return nil, instantiationError(s, limit, stderr, stopped || ictx.Err() != nil, err)
+	}
 	return in, nil
 }
 
-func (in *nativeInstance) close(ctx context.Context) { in.mod.Close(ctx) }
+func instantiationError(s *poolSpec, limit *linearLimit, stderr *tail, stopped bool, err error) error {
+	if limit.refused.Load() {
+		return fmt.Errorf("%w: instantiation: %v", ErrMemoryLimit, err)
+	}
+	if stopped {
+		return fmt.Errorf("%w: instantiation stopped after %s", ErrTimeout, s.limits.Timeout)
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return fmt.Errorf("%w: instantiation: guest exited with code %d%s", ErrTrap, exit.ExitCode(), stderr.suffix())
+	}
+	return fmt.Errorf("%w: instantiation: %v%s", ErrTrap, err, stderr.suffix())
+}
+
+func (in *nativeInstance) close(ctx context.Context) {
+	if in.stop != nil {
+		in.stop.close()
+	}
+	in.mod.Close(ctx)
+}
+
+// arm starts the deadline of a call: the interrupter's timer, or for a
+// guarded module nothing (the call's context carries the deadline).
+func (in *nativeInstance) arm(ctx context.Context, cs *callState) {
+	if in.stop != nil {
+		in.stop.arm(ctx, time.Until(cs.deadline))
+	}
+}
+
+// disarm ends it and reports whether the deadline or ctx stopped the
+// guest; the instance must then be discarded.
+func (in *nativeInstance) disarm(cs *callState) bool {
+	if in.stop != nil {
+		return in.stop.disarm()
+	}
+	return false
+}
 
 // call follows the native transport (ABI.md): write the input into the
 // instance's input block, call the hook, read the packed result, free the
@@ -76,6 +139,15 @@ func (in *nativeInstance) call(ctx context.Context, cs *callState, export string
 	fn := in.fns[export]
 	if fn == nil {
 		return nil, false, fmt.Errorf("%w: %s is not exported", ErrNoHook, export)
+	}
+	if in.stop == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, cs.deadline)
+		defer cancel()
+		defer func() { cs.stopped = ctx.Err() != nil }()
+	} else {
+		in.arm(ctx, cs)
+		defer func() { cs.stopped = in.disarm(cs) }()
 	}
 	cs.native = in
 	in.limit.refused.Store(false)
@@ -393,7 +465,7 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 					st[0] = uint64(abi.StatusUnavailable)
 					return
 				}
-				st[0] = uint64(uint32(fn(ctx, cs, m, st)))
+				st[0] = uint64(uint32(fn(cs.context(), cs, m, st)))
 			}), f.sig.params, f.sig.results).
 			WithName(name).
 			Export(name)

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -104,7 +105,9 @@ func newSpec(ctx context.Context, r *Runtime, m *Module, cfg PoolConfig) (*poolS
 	}
 
 	// WASI: nothing unless asked for and granted.
-	w := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize")
+	// No start functions: the instance runs _initialize under its deadline
+	// (newNative). Go-sdk sets its own for Extism.
+	w := wazero.NewModuleConfig().WithName("").WithStartFunctions()
 	if s.caps[abi.CapEnv] {
 		for k, v := range s.grants.Env {
 			w = w.WithEnv(k, v)
@@ -169,11 +172,11 @@ type callKey struct{}
 // run calls export on in under the spec's limits: the deadline, the call
 // state the host functions receive, and the output size.
 func (s *poolSpec) run(ctx context.Context, in instance, export string, input []byte, h abi.Host) ([]byte, bool, error) {
-	cs := &callState{spec: s, host: h}
-	callCtx, cancel := context.WithTimeout(context.WithValue(ctx, callKey{}, cs), s.limits.Timeout)
-	defer cancel()
-	out, discard, err := in.call(callCtx, cs, export, input)
-	if err != nil && callCtx.Err() != nil {
+	cs := &callState{spec: s, host: h, deadline: time.Now().Add(s.limits.Timeout)}
+	cs.parent = context.WithValue(ctx, callKey{}, cs)
+	defer cs.done()
+	out, discard, err := in.call(cs.parent, cs, export, input)
+	if err != nil && (cs.stopped || ctx.Err() != nil) {
 		// Whatever the guest was doing, the deadline or the caller ended it.
 		discard = true
 		if ctx.Err() != nil {

@@ -39,10 +39,19 @@ type Config struct {
 // Runtime compiles modules and owns their pools. It is safe for concurrent
 // use. Close it to release compiled code and every pool.
 type Runtime struct {
-	cache  wazero.CompilationCache
-	rcfg   wazero.RuntimeConfig
-	rt     wazero.Runtime // native modules, the adkhost host module and WASI
+	cache    wazero.CompilationCache
+	cacheDir string
+	rcfg     wazero.RuntimeConfig // Extism: wazero stops guests at their deadline
+	// rt runs native modules, instrumented to stop at their deadline
+	// (interrupt.go), with the adkhost host module and WASI.
+	rt     wazero.Runtime
 	logger *slog.Logger
+
+	// guarded runs the native modules instrument cannot rewrite, with
+	// wazero's own deadline checks; created on first use.
+	guardedOnce sync.Once
+	guarded     wazero.Runtime
+	guardedErr  error
 
 	mu      sync.Mutex
 	closed  bool
@@ -78,22 +87,40 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		WithCompilationCache(cache).
 		WithCloseOnContextDone(true)
 	r := &Runtime{
-		cache:   cache,
-		rcfg:    rcfg,
-		rt:      wazero.NewRuntimeWithConfig(ctx, rcfg),
-		logger:  logger,
-		modules: map[string]*loading{},
-		pools:   map[poolKey]*Pool{},
+		cache:    cache,
+		cacheDir: cfg.CacheDir,
+		rcfg:     rcfg,
+		logger:   logger,
+		modules:  map[string]*loading{},
+		pools:    map[poolKey]*Pool{},
 	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt); err != nil {
-		r.rt.Close(ctx)
+	rt, err := newNativeRuntime(ctx, rcfg.WithCloseOnContextDone(false))
+	if err != nil {
+		return nil, err
+	}
+	r.rt = rt
+	return r, nil
+}
+
+// newNativeRuntime returns a wazero runtime with WASI and the adkhost host
+// module.
+func newNativeRuntime(ctx context.Context, cfg wazero.RuntimeConfig) (wazero.Runtime, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
 		return nil, fmt.Errorf("sandbox: WASI: %w", err)
 	}
-	if err := instantiateHostModule(ctx, r.rt); err != nil {
-		r.rt.Close(ctx)
+	if err := instantiateHostModule(ctx, rt); err != nil {
+		rt.Close(ctx)
 		return nil, fmt.Errorf("sandbox: host module: %w", err)
 	}
-	return r, nil
+	return rt, nil
+}
+
+// guardedRuntime returns the runtime for modules instrument cannot rewrite.
+func (r *Runtime) guardedRuntime(ctx context.Context) (wazero.Runtime, error) {
+	r.guardedOnce.Do(func() { r.guarded, r.guardedErr = newNativeRuntime(ctx, r.rcfg) })
+	return r.guarded, r.guardedErr
 }
 
 // Load compiles and validates a module, or returns the one already loaded
@@ -157,6 +184,12 @@ func (r *Runtime) Close(ctx context.Context) error {
 		p.Close(ctx)
 	}
 	err := r.rt.Close(ctx)
+	r.guardedOnce.Do(func() {}) // no guarded runtime after Close
+	if r.guarded != nil {
+		if gerr := r.guarded.Close(ctx); err == nil {
+			err = gerr
+		}
+	}
 	if cerr := r.cache.Close(ctx); err == nil {
 		err = cerr
 	}

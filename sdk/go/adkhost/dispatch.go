@@ -31,7 +31,12 @@ func (r *registry) handle(h abi.Hook, input []byte) []byte {
 		}
 		out = &errorOutput{Error: msg}
 	}
-	b, err := abi.Encode(out)
+	var b []byte
+	if o, ok := out.(*rawToolCallOutput); ok {
+		b = o.appendJSON(nil)
+	} else {
+		b, err = abi.Encode(out)
+	}
 	if err != nil {
 		b, _ = abi.Encode(&errorOutput{Error: fmt.Sprintf("adkhost: encoding the output of %s: %v", h, err)})
 	}
@@ -111,7 +116,7 @@ func (r *registry) run(h abi.Hook, input []byte) (out abi.Message, err error) {
 	switch h {
 	case abi.HookToolCall:
 		var in toolCallInput
-		if err := decode(input, &in); err != nil {
+		if err := decodeToolCallInput(input, &in); err != nil {
 			return nil, err
 		}
 		t, ok := r.byName[in.Tool]
@@ -127,11 +132,7 @@ func (r *registry) run(h abi.Hook, input []byte) (out abi.Message, err error) {
 		if err != nil {
 			return nil, err
 		}
-		o := &abi.ToolCallOutput{}
-		if res != nil {
-			o.Result = res
-		}
-		return o, nil
+		return &rawToolCallOutput{result: res}, nil
 
 	case abi.HookBeforeAgent, abi.HookAfterAgent, abi.HookBeforeRun:
 		var in abi.AgentInput // RunInput has the same fields

@@ -158,6 +158,12 @@ func checkRequired(raw json.RawMessage, required []string) error {
 	if len(required) == 0 {
 		return nil
 	}
+	if name, ok := missingRequired(raw, required); ok {
+		if name != "" {
+			return fmt.Errorf("missing required argument %q", name)
+		}
+		return nil
+	}
 	var m map[string]json.RawMessage
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &m); err != nil {

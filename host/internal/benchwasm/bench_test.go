@@ -1,0 +1,435 @@
+package benchwasm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/model/scripted"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
+	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/sdk/go/adkhost"
+)
+
+// The weather example's tool, compiled for the host: the native side of
+// the comparison. Same code as sdk/go/examples/weather.
+type weatherArgs struct {
+	City string `json:"city" jsonschema:"the city, e.g. Paris"`
+	Days int    `json:"days,omitempty" jsonschema:"how many days to forecast, 1 to 3; 1 if absent"`
+}
+
+type forecast struct {
+	City string `json:"city"`
+	Days []day  `json:"days"`
+}
+
+type day struct {
+	Summary string  `json:"summary"`
+	HighC   float64 `json:"highC"`
+}
+
+func getWeather(ctx adkhost.ToolContext, args weatherArgs) (*forecast, error) {
+	city := strings.TrimSpace(args.City)
+	days := max(args.Days, 1)
+	if days > 3 {
+		return nil, fmt.Errorf("at most 3 days, not %d", days)
+	}
+	f := &forecast{City: city}
+	for i := range days {
+		f.Days = append(f.Days, day{Summary: "sunny", HighC: 21 + float64(i)})
+	}
+	if err := ctx.State().Set("user:last_city", city); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func init() {
+	adkhost.Module("weather", "1.0.0", abi.CapState)
+	adkhost.Tool("get_weather", "Returns the weather forecast of a city.", getWeather)
+}
+
+// stateHost serves state_set, as the engine's host does, into a map.
+type stateHost struct {
+	abi.UnavailableHost
+	mu    sync.Mutex
+	state map[string]json.RawMessage
+}
+
+func (h *stateHost) StateSet(_ context.Context, key string, v json.RawMessage) error {
+	h.mu.Lock()
+	h.state[key] = bytes.Clone(v)
+	h.mu.Unlock()
+	return nil
+}
+
+// input is a get_weather call as host.Tool sends it.
+func input() *abi.ToolCallInput {
+	return &abi.ToolCallInput{
+		Context: abi.InvocationInfo{
+			AppName: "weather_app", UserID: "user-42", SessionID: "0f8e2c1a-session",
+			InvocationID: "e-6b1d9c4e-invocation", AgentName: "root", FunctionCallID: "adk-7f3a2b10-call",
+		},
+		Tool: "get_weather",
+		Args: map[string]any{"city": "Paris", "days": int64(3)},
+	}
+}
+
+func buildWeather(t testing.TB) []byte {
+	t.Helper()
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := wasmbuild.Build(wasmbuild.Spec{
+		Dir: root, Package: "./sdk/go/examples/weather",
+		Sources: []string{"sdk/go", "abi"}, Cache: "adkhost-bench-wasm",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
+func enabled(t *testing.T) {
+	if os.Getenv("ADKHOST_BENCH_WASM") != "1" {
+		t.Skip("set ADKHOST_BENCH_WASM=1 (make bench-wasm)")
+	}
+}
+
+// median runs fn rounds times and returns the median ns/op.
+func median(rounds int, fn func(b *testing.B)) float64 {
+	var ns []float64
+	for range rounds {
+		r := testing.Benchmark(fn)
+		ns = append(ns, float64(r.T.Nanoseconds())/float64(r.N))
+	}
+	slices.Sort(ns)
+	return ns[len(ns)/2]
+}
+
+func TestWasmBench(t *testing.T) {
+	enabled(t)
+	ctx := context.Background()
+	wasm := buildWeather(t)
+	cacheDir := t.TempDir()
+
+	// The tool call: warm Go guest vs the same SDK code natively.
+	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	m, err := rt.Load(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "bench", Grants: sandbox.Grants{State: true}, Limits: sandbox.Limits{MaxInstances: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &stateHost{state: map[string]json.RawMessage{}}
+	in := input()
+	check := func(b *testing.B, out *abi.ToolCallOutput) {
+		if out.Error != "" || len(out.Result.(map[string]any)["days"].([]any)) != 3 {
+			b.Fatalf("output %+v", out)
+		}
+	}
+	wasmCall := func(b *testing.B) {
+		for b.Loop() {
+			data, err := abi.Encode(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, err := p.Call(ctx, abi.HookToolCall, data, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out abi.ToolCallOutput
+			if err := abi.Decode(raw, &out, 0); err != nil {
+				b.Fatal(err)
+			}
+			check(b, &out)
+		}
+	}
+	restore := adkhost.UseHost(h)
+	nativeCall := func(b *testing.B) {
+		for b.Loop() {
+			data, err := abi.Encode(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw := adkhost.Handle(abi.HookToolCall, data)
+			var out abi.ToolCallOutput
+			if err := abi.Decode(raw, &out, 0); err != nil {
+				b.Fatal(err)
+			}
+			check(b, &out)
+		}
+	}
+	floor := func(b *testing.B) {
+		// The transport alone: an empty input answered with an error,
+		// without JSON work in the guest beyond the error message.
+		for b.Loop() {
+			p.Call(ctx, abi.HookToolCall, nil, h)
+		}
+	}
+	wasmNs := median(5, wasmCall)
+	nativeNs := median(5, nativeCall)
+	floorNs := median(3, floor)
+	restore()
+	if string(h.state["user:last_city"]) != `"Paris"` {
+		t.Fatalf("state = %s", h.state)
+	}
+	overhead := (wasmNs - nativeNs) / 1e3
+	t.Logf("tool call: wasm %.1f µs, native (same SDK code) %.1f µs, transport with an empty input %.1f µs", wasmNs/1e3, nativeNs/1e3, floorNs/1e3)
+
+	// Cold start, in fresh processes sharing the compilation cache: the
+	// first warms it.
+	wasmPath := filepath.Join(cacheDir, "weather.wasm")
+	if err := os.WriteFile(wasmPath, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var colds []float64
+	for i := range 4 {
+		ms, err := coldChild(wasmPath, cacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			colds = append(colds, ms)
+		}
+	}
+	slices.Sort(colds)
+	cold := colds[len(colds)/2]
+	t.Logf("cold start (3 processes, median): %.1f ms (all %v)", cold, colds)
+
+	kib := cInstanceKiB(t, rt)
+	ratio := turnRatio(t, rt, wasm)
+	fmt.Printf("wasm_call_overhead_us=%.1f cold_start_ms=%.1f instance_kib_c=%.0f turn_ratio_wasm_vs_native=%.3f\n", overhead, cold, kib, ratio)
+}
+
+// coldChild runs TestColdStart in a new process and returns its
+// measurement.
+func coldChild(wasmPath, cacheDir string) (float64, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestColdStart$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ADKHOST_BENCH_WASM_CHILD="+wasmPath, "ADKHOST_BENCH_WASM_CACHE="+cacheDir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("cold start child: %w\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "cold_ms="); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("cold start child printed no cold_ms:\n%s", out)
+}
+
+// TestColdStart is the child of the cold start measurement.
+func TestColdStart(t *testing.T) {
+	wasmPath := os.Getenv("ADKHOST_BENCH_WASM_CHILD")
+	if wasmPath == "" {
+		t.Skip("run by TestWasmBench")
+	}
+	ctx := context.Background()
+	start := time.Now()
+	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: os.Getenv("ADKHOST_BENCH_WASM_CACHE")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(wasmPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := rt.Load(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "cold", Grants: sandbox.Grants{State: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, input(), &stateHost{state: map[string]json.RawMessage{}})
+	if err != nil || out.Error != "" {
+		t.Fatalf("first call: %v %+v", err, out)
+	}
+	elapsed := time.Since(start)
+	fmt.Printf("cold_ms=%.2f\n", float64(elapsed.Microseconds())/1e3)
+	rt.Close(ctx)
+}
+
+// cInstanceKiB builds the C example and returns the Go heap each idle
+// instance holds.
+func cInstanceKiB(t *testing.T, rt *sandbox.Runtime) float64 {
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cmd := exec.Command("make", "-s", "-C", filepath.Join(root, "plugins", "examples"), "OUT="+out, "guardrail-c")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the C example (plugins/examples/install-deps.sh installs clang and wasi-libc): %v\n%s", err, b)
+	}
+	wasm, err := os.ReadFile(filepath.Join(out, "guardrail-c.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	m, err := rt.Load(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &abi.BeforeModelInput{Request: &abi.LlmRequest{Contents: []*abi.Content{{Role: "user", Parts: []*abi.Part{{Text: "hello"}}}}}}
+	const n = 200
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	pools := make([]*sandbox.Pool, n)
+	for i := range pools {
+		p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: fmt.Sprint("c-", i), Limits: sandbox.Limits{MaxInstances: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sandbox.Invoke[abi.ModelOutput](ctx, p, abi.HookBeforeModel, in, nil); err != nil {
+			t.Fatal(err)
+		}
+		pools[i] = p
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kib := float64(after.HeapAlloc-before.HeapAlloc) / n / 1024
+	t.Logf("C example: %d bytes of module, %.0f KiB per idle instance", len(wasm), kib)
+	for _, p := range pools {
+		p.Close(ctx)
+	}
+	return kib
+}
+
+// turnRatio times one engine turn with the guest's get_weather over the
+// same turn with the tool written in Go.
+func turnRatio(t *testing.T, rt *sandbox.Runtime, wasm []byte) float64 {
+	ctx := context.Background()
+	hm, err := host.Load(ctx, rt, wasm, host.ModuleConfig{Owner: "turn", Grants: sandbox.Grants{State: true}, WriteUserState: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hm.Close(ctx)
+	var guestTool tool.Tool
+	for _, tl := range hm.Tools() {
+		if tl.Name() == "get_weather" {
+			guestTool = tl
+		}
+	}
+	goTool, err := tool.NewFunction(tool.FunctionConfig{
+		Name: "get_weather", Description: "Returns the weather forecast of a city.",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{
+			"city": map[string]any{"type": "string"}, "days": map[string]any{"type": "integer"},
+		}, "required": []any{"city"}},
+		Fn: func(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+			// What a Go author writes for the same tool.
+			city, _ := args["city"].(string)
+			city = strings.TrimSpace(city)
+			days := 1
+			switch d := args["days"].(type) {
+			case float64:
+				days = int(d)
+			case int64:
+				days = int(d)
+			}
+			days = max(days, 1)
+			if days > 3 {
+				return nil, fmt.Errorf("at most 3 days, not %d", days)
+			}
+			// A map: the engine sends any other value as {"result": v}.
+			ds := make([]any, days)
+			for i := range days {
+				ds[i] = map[string]any{"summary": "sunny", "highC": 21 + float64(i)}
+			}
+			ctx.State().Set("user:last_city", city)
+			return map[string]any{"city": city, "days": ds}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := scripted.NewReactive("bench-model",
+		scripted.Rule{When: scripted.Match{FunctionResponse: "get_weather"}, Respond: scripted.ResponseSpec{Text: "Sunny in Paris for three days."}},
+		scripted.Rule{Respond: scripted.ResponseSpec{FunctionCalls: []scripted.FunctionCallSpec{{Name: "get_weather", Args: map[string]any{"city": "Paris", "days": 3}}}}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := func(tl tool.Tool) func(b *testing.B) {
+		return func(b *testing.B) {
+			a, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "root", Model: model, Tools: []tool.Tool{tl}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runner, err := engine.NewRunner(engine.RunnerConfig{AppName: "weather_app", Agent: a, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Weather in Paris?"}}}
+			i := 0
+			for b.Loop() {
+				i++
+				n := 0
+				for ev, err := range runner.Run(ctx, "u", fmt.Sprint("s", i), msg, engine.RunConfig{}) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if ev.Content != nil {
+						for _, part := range ev.Content.Parts {
+							if fr := part.FunctionResponse; fr != nil {
+								if _, ok := fr.Response["days"]; !ok {
+									b.Fatal(errors.New("no forecast in the function response"))
+								}
+							}
+						}
+					}
+					n++
+				}
+				if n != 3 {
+					b.Fatalf("%d events, want call, response, answer", n)
+				}
+			}
+		}
+	}
+	// One checked turn each, outside testing.Benchmark, which hides failures.
+	for _, tl := range []tool.Tool{guestTool, goTool} {
+		if r := testing.Benchmark(turn(tl)); r.N == 0 {
+			t.Fatalf("the turn with the %T tool fails", tl)
+		}
+	}
+	// Alternate to share the machine's noise.
+	var wasmNs, goNs []float64
+	for range 3 {
+		wasmNs = append(wasmNs, median(1, turn(guestTool)))
+		goNs = append(goNs, median(1, turn(goTool)))
+	}
+	slices.Sort(wasmNs)
+	slices.Sort(goNs)
+	t.Logf("engine turn: wasm tool %.1f µs, Go tool %.1f µs", wasmNs[1]/1e3, goNs[1]/1e3)
+	return wasmNs[1] / goNs[1]
+}

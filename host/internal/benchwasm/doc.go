@@ -1,0 +1,21 @@
+// Package benchwasm holds `make bench-wasm` (mk/bench-wasm.mk): the cost of
+// running a tool in a sandboxed Go guest instead of in Go. Its only code is
+// TestWasmBench, which runs when ADKHOST_BENCH_WASM=1 and prints, last,
+//
+//		wasm_call_overhead_us=… cold_start_ms=… instance_kib_c=… turn_ratio_wasm_vs_native=…
+//
+//	  - wasm_call_overhead_us: a warm call of get_weather in the Go SDK
+//	    example (sdk/go/examples/weather) through sandbox.Pool, minus the
+//	    same call done natively: the same SDK code (adkhost.Handle) and the
+//	    same tool function, compiled for the host, on the same encoded input,
+//	    with the same host-side encode and strict decode. The difference is
+//	    the transport plus Go-on-Wasm being slower than Go.
+//	  - cold_start_ms: a fresh process with a warm compilation cache: New,
+//	    read the module, Load, Pool and the first get_weather call.
+//	  - instance_kib_c: Go heap per idle instance of the C example
+//	    (plugins/examples/guardrail-c), its linear memory included.
+//	  - turn_ratio_wasm_vs_native: one engine turn (user message, model asks
+//	    for get_weather, tool, model answers; scripted model, in-memory
+//	    session) with the guest's tool over the same turn with the tool
+//	    written in Go.
+package benchwasm

@@ -1,0 +1,10 @@
+# Cost of a sandboxed Go guest (host/internal/benchwasm): a warm tool call
+# over the same SDK code run natively, a cold start with the disk
+# compilation cache, the memory of an idle C instance, and an engine turn
+# with the guest's tool over the same turn with a Go tool. The last line is
+# `wasm_call_overhead_us=… cold_start_ms=… instance_kib_c=… turn_ratio_wasm_vs_native=…`.
+.PHONY: bench-wasm
+bench-wasm:
+	@out=$$(mktemp); \
+	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^TestWasmBench$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
+	  grep -v '^wasm_call_overhead_us=' $$out; grep '^wasm_call_overhead_us=' $$out; rm -f $$out; exit $$rc

@@ -1,0 +1,600 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/adkhost/adkhost/abi"
+)
+
+// Stopping a guest at its deadline. wazero's own mechanism
+// (RuntimeConfig.WithCloseOnContextDone) makes compiled code leave to Go at
+// every loop header and starts a goroutine per call: a Go guest, whose
+// every function is a loop, ran about 2.5 times slower with it, and each
+// call paid about 1 µs. Instead, instrument rewrites a native module before
+// it is compiled: every function entry and loop header decrements a
+// counter global it adds, and every 1024th time
+//
+//   - leaves to Go with memory.grow 0, where the goroutine can be
+//     preempted: compiled Wasm cannot be, and a guest that never left
+//     would hold up the garbage collector's stop-the-world, and with it
+//     every goroutine of the process, the timer below included;
+//   - traps if the interrupt global it adds is not zero.
+//
+// The host sets the interrupt global from a timer (or when the caller's
+// context ends), and the call fails with ErrTimeout. A module's start
+// section is moved to an export, so that the host runs it under the same
+// guard instead of inside wazero's instantiation.
+
+// Exports instrument adds. The names have a dot, which no ABI export has.
+const (
+	interruptExport = "adkhost.interrupt"
+	startExport     = "adkhost.start"
+)
+
+// errUninstrumentable: the module uses an instruction instrument does not
+// know; it runs with wazero's slower context-done checks instead.
+var errUninstrumentable = errors.New("cannot instrument")
+
+// Section ids.
+const (
+	secCustom    = 0
+	secImport    = 2
+	secMemory    = 5
+	secGlobal    = 6
+	secExport    = 7
+	secStart     = 8
+	secCode      = 10
+	secDataCount = 12
+	secTag       = 13
+)
+
+// sectionRank orders non-custom sections as the binary format requires.
+func sectionRank(id byte) int {
+	switch id {
+	case secTag:
+		return 55 // between memory (5) and global (6)
+	case secDataCount:
+		return 95 // between element (9) and code (10)
+	}
+	return int(id) * 10
+}
+
+// instrument returns wasm with the interrupt global, its checks, and the
+// start function moved to an export. It fails with errUninstrumentable on
+// anything it does not understand; the module is then run unchanged.
+func instrument(wasm []byte) ([]byte, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
+		return nil, fmt.Errorf("%w: not a wasm binary", errUninstrumentable)
+	}
+	type section struct {
+		id   byte
+		body []byte
+	}
+	var secs []section
+	for r := (reader{b: wasm, i: 8}); r.i < len(r.b); {
+		id := r.byte()
+		n := r.u32()
+		body := r.take(int(n))
+		if r.err != nil {
+			return nil, fmt.Errorf("%w: section %d: %v", errUninstrumentable, id, r.err)
+		}
+		secs = append(secs, section{id, body})
+	}
+
+	// Global indices: imported globals first, then defined ones.
+	var importedGlobals, definedGlobals uint32
+	var start []byte
+	hasMemory := false
+	for _, s := range secs {
+		switch s.id {
+		case secImport:
+			n, mem, err := countImportedGlobals(s.body)
+			if err != nil {
+				return nil, err
+			}
+			importedGlobals, hasMemory = n, hasMemory || mem
+		case secMemory:
+			r := reader{b: s.body}
+			hasMemory = hasMemory || r.u32() > 0
+		case secGlobal:
+			r := reader{b: s.body}
+			definedGlobals = r.u32()
+			if r.err != nil {
+				return nil, fmt.Errorf("%w: global section: %v", errUninstrumentable, r.err)
+			}
+		case secStart:
+			start = s.body
+		}
+	}
+	if !hasMemory {
+		return nil, fmt.Errorf("%w: no memory for the memory.grow safepoint", errUninstrumentable)
+	}
+	gidx := importedGlobals + definedGlobals
+	ctr := gidx + 1
+	var check []byte
+	check = appendU32(append(check, 0x23), ctr)         // global.get $ctr
+	check = append(check, 0x41, 0x01, 0x6b)             // i32.const 1, i32.sub
+	check = appendU32(append(check, 0x24), ctr)         // global.set $ctr
+	check = appendU32(append(check, 0x23), ctr)         // global.get $ctr
+	check = append(check, 0x45, 0x04, 0x40)             // i32.eqz, if
+	check = append(check, 0x41, 0x80, 0x08)             //   i32.const 1024
+	check = appendU32(append(check, 0x24), ctr)         //   global.set $ctr
+	check = append(check, 0x41, 0x00, 0x40, 0x00, 0x1a) //   memory.grow 0, drop
+	check = appendU32(append(check, 0x23), gidx)        //   global.get $interrupt
+	check = append(check, 0x04, 0x40, 0x00, 0x0b)       //   if unreachable end
+	check = append(check, 0x0b)                         // end
+
+	// mut i32 $interrupt = 0, mut i32 $ctr = 1024
+	newGlobal := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x08, 0x0b}
+	newExports := appendName(nil, interruptExport)
+	newExports = append(newExports, 0x03) // global
+	newExports = appendU32(newExports, gidx)
+	nExports := uint32(1)
+	if start != nil {
+		newExports = appendName(newExports, startExport)
+		newExports = append(newExports, 0x00) // func
+		newExports = append(newExports, start...)
+		nExports++
+	}
+
+	out := make([]byte, 0, len(wasm)+len(wasm)/8)
+	out = append(out, wasm[:8]...)
+	emit := func(id byte, body []byte) {
+		out = append(out, id)
+		out = appendU32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	haveGlobal, haveExport := false, false
+	// insertMissing emits the global and export sections a module lacks,
+	// before the first section that must follow them.
+	insertMissing := func(before int) {
+		if !haveGlobal && before > sectionRank(secGlobal) {
+			emit(secGlobal, append(appendU32(nil, 2), newGlobal...))
+			haveGlobal = true
+		}
+		if !haveExport && before > sectionRank(secExport) {
+			emit(secExport, append(appendU32(nil, nExports), newExports...))
+			haveExport = true
+		}
+	}
+	for _, s := range secs {
+		if s.id != secCustom {
+			insertMissing(sectionRank(s.id))
+		}
+		switch s.id {
+		case secGlobal:
+			b, err := appendVecItems(s.body, 2, newGlobal)
+			if err != nil {
+				return nil, err
+			}
+			emit(s.id, b)
+			haveGlobal = true
+		case secExport:
+			b, err := appendVecItems(s.body, nExports, newExports)
+			if err != nil {
+				return nil, err
+			}
+			emit(s.id, b)
+			haveExport = true
+		case secStart:
+			// Moved to startExport.
+		case secCode:
+			b, err := instrumentCode(s.body, check)
+			if err != nil {
+				return nil, err
+			}
+			emit(s.id, b)
+		default:
+			emit(s.id, s.body)
+		}
+	}
+	insertMissing(1 << 30)
+	return out, nil
+}
+
+// appendVecItems adds n items, already encoded, to the end of a vector.
+func appendVecItems(vec []byte, n uint32, items []byte) ([]byte, error) {
+	r := reader{b: vec}
+	count := r.u32()
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: %v", errUninstrumentable, r.err)
+	}
+	b := appendU32(make([]byte, 0, len(vec)+len(items)+5), count+n)
+	b = append(b, vec[r.i:]...)
+	return append(b, items...), nil
+}
+
+// countImportedGlobals returns the number of imported globals and whether
+// a memory is imported.
+func countImportedGlobals(body []byte) (uint32, bool, error) {
+	r := reader{b: body}
+	var globals uint32
+	memory := false
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		r.take(int(r.u32())) // module
+		r.take(int(r.u32())) // name
+		switch kind := r.byte(); kind {
+		case 0x00: // func: type index
+			r.u32()
+		case 0x01: // table: reftype, limits
+			r.byte()
+			r.limits()
+		case 0x02: // memory: limits
+			r.limits()
+			memory = true
+		case 0x03: // global: valtype, mutability
+			r.byte()
+			r.byte()
+			globals++
+		case 0x04: // tag: attribute, type index
+			r.byte()
+			r.u32()
+		default:
+			r.fail("import kind %#x", kind)
+		}
+	}
+	if r.err != nil {
+		return 0, false, fmt.Errorf("%w: import section: %v", errUninstrumentable, r.err)
+	}
+	return globals, memory, nil
+}
+
+// instrumentCode inserts check at the start of every function body and
+// after every loop instruction.
+func instrumentCode(sec, check []byte) ([]byte, error) {
+	r := reader{b: sec}
+	n := r.u32()
+	out := appendU32(make([]byte, 0, len(sec)+len(sec)/8), n)
+	var body []byte
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		size := r.u32()
+		fn := r.take(int(size))
+		if r.err != nil {
+			break
+		}
+		var err error
+		body, err = instrumentBody(body[:0], fn, check)
+		if err != nil {
+			return nil, fmt.Errorf("%w: function %d: %v", errUninstrumentable, i, err)
+		}
+		out = appendU32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: code section: %v", errUninstrumentable, r.err)
+	}
+	return out, nil
+}
+
+func instrumentBody(out, fn, check []byte) ([]byte, error) {
+	r := reader{b: fn}
+	for n := r.u32(); n > 0 && r.err == nil; n-- { // locals
+		r.u32()
+		r.byte()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	out = append(out, fn[:r.i]...)
+	out = append(out, check...)
+	from := r.i
+	for r.i < len(r.b) && r.err == nil {
+		op := r.byte()
+		switch {
+		case op == 0x03: // loop
+			r.s33()
+			out = append(out, fn[from:r.i]...)
+			out = append(out, check...)
+			from = r.i
+		case op == 0x02 || op == 0x04: // block, if
+			r.s33()
+		case op <= 0x01 || op == 0x05 || op == 0x0b || op == 0x0f || op == 0x1a || op == 0x1b || op == 0xd1:
+			// no immediate
+		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || op == 0xd2 ||
+			op >= 0x20 && op <= 0x26:
+			r.u32()
+		case op == 0x0e: // br_table
+			for k := r.u32(); k > 0 && r.err == nil; k-- {
+				r.u32()
+			}
+			r.u32()
+		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
+			r.u32()
+			r.u32()
+		case op == 0x1c: // select t*
+			for k := r.u32(); k > 0 && r.err == nil; k-- {
+				r.byte()
+			}
+		case op >= 0x28 && op <= 0x3e:
+			r.memarg()
+		case op == 0x3f || op == 0x40: // memory.size, memory.grow
+			r.u32()
+		case op == 0x41:
+			r.s33() // i32.const: an s32 reads as an s33
+		case op == 0x42:
+			r.s64()
+		case op == 0x43:
+			r.take(4)
+		case op == 0x44:
+			r.take(8)
+		case op >= 0x45 && op <= 0xc4:
+			// numeric, no immediate
+		case op == 0xd0: // ref.null
+			r.s33()
+		case op == 0xfc:
+			r.prefixFC()
+		case op == 0xfd:
+			r.prefixFD()
+		case op == 0xfe:
+			r.prefixFE()
+		default:
+			r.fail("opcode %#x at %d", op, r.i-1)
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return append(out, fn[from:]...), nil
+}
+
+func (r *reader) prefixFC() {
+	switch sub := r.u32(); {
+	case sub <= 7: // trunc_sat
+	case sub == 8: // memory.init
+		r.u32()
+		r.u32()
+	case sub == 9 || sub == 11 || sub == 13 || sub >= 15 && sub <= 17:
+		r.u32()
+	case sub == 10 || sub == 12 || sub == 14:
+		r.u32()
+		r.u32()
+	default:
+		r.fail("opcode 0xfc %d", sub)
+	}
+}
+
+func (r *reader) prefixFD() {
+	switch sub := r.u32(); {
+	case sub <= 11 || sub == 92 || sub == 93: // loads, stores
+		r.memarg()
+	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
+		r.take(16)
+	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
+		r.byte()
+	case sub >= 84 && sub <= 91: // load_lane, store_lane
+		r.memarg()
+		r.byte()
+	case sub <= 255:
+	default:
+		r.fail("opcode 0xfd %d", sub)
+	}
+}
+
+func (r *reader) prefixFE() {
+	switch sub := r.u32(); {
+	case sub == 3: // atomic.fence
+		r.byte()
+	case sub <= 2 || sub >= 0x10 && sub <= 0x4e:
+		r.memarg()
+	default:
+		r.fail("opcode 0xfe %d", sub)
+	}
+}
+
+// reader decodes the binary format; the first error sticks.
+type reader struct {
+	b   []byte
+	i   int
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf(format, args...)
+	}
+	r.i = len(r.b)
+}
+
+func (r *reader) byte() byte {
+	if r.i >= len(r.b) {
+		r.fail("unexpected end")
+		return 0
+	}
+	c := r.b[r.i]
+	r.i++
+	return c
+}
+
+func (r *reader) take(n int) []byte {
+	if n < 0 || n > len(r.b)-r.i {
+		r.fail("unexpected end")
+		return nil
+	}
+	s := r.b[r.i : r.i+n]
+	r.i += n
+	return s
+}
+
+// leb skips an LEB128 number of at most max bytes and returns its low 64
+// bits, unsigned.
+func (r *reader) leb(max int) uint64 {
+	var v uint64
+	for k := 0; k < max; k++ {
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		if k < 10 {
+			v |= uint64(c&0x7f) << (7 * k)
+		}
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+	r.fail("LEB128 too long")
+	return 0
+}
+
+func (r *reader) u32() uint32 { return uint32(r.leb(5)) }
+func (r *reader) s33()        { r.leb(5) }
+func (r *reader) s64()        { r.leb(10) }
+
+func (r *reader) memarg() {
+	if align := r.u32(); align&0x40 != 0 { // multi-memory: a memory index follows
+		r.u32()
+	}
+	r.leb(10) // offset (u64 with memory64)
+}
+
+func (r *reader) limits() {
+	flags := r.byte()
+	r.leb(10)
+	if flags&0x01 != 0 {
+		r.leb(10)
+	}
+}
+
+func appendU32(b []byte, v uint32) []byte { return binary.AppendUvarint(b, uint64(v)) }
+
+func appendName(b []byte, s string) []byte {
+	return append(appendU32(b, uint32(len(s))), s...)
+}
+
+// importsExtism reports whether a module imports from the Extism kernel,
+// so it runs on the Extism transport and is not instrumented. A binary it
+// cannot read is not Extism; the compiler reports what is wrong with it.
+func importsExtism(wasm []byte) bool {
+	if len(wasm) < 8 {
+		return false
+	}
+	for r := (reader{b: wasm, i: 8}); r.i < len(r.b) && r.err == nil; {
+		id := r.byte()
+		body := r.take(int(r.u32()))
+		if id != secImport {
+			continue
+		}
+		s := reader{b: body}
+		for n := s.u32(); n > 0 && s.err == nil; n-- {
+			mod := string(s.take(int(s.u32())))
+			if mod == abi.ExtismEnvModule {
+				return true
+			}
+			s.take(int(s.u32()))
+			switch s.byte() {
+			case 0x00:
+				s.u32()
+			case 0x01:
+				s.byte()
+				s.limits()
+			case 0x02:
+				s.limits()
+			case 0x03:
+				s.byte()
+				s.byte()
+			case 0x04:
+				s.byte()
+				s.u32()
+			default:
+				return false
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// instrumented returns instrument(wasm), kept under CacheDir when there is
+// one: rewriting a 3 MB Go guest takes milliseconds that a process
+// restarting with a warm compilation cache should not pay again.
+func (r *Runtime) instrumented(digest string, wasm []byte) ([]byte, error) {
+	if r.cacheDir == "" {
+		return instrument(wasm)
+	}
+	dir := filepath.Join(r.cacheDir, "adkhost-instrumented-v2")
+	path := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
+	if b, err := os.ReadFile(path); err == nil {
+		return b, nil
+	}
+	b, err := instrument(wasm)
+	if err != nil {
+		return nil, err
+	}
+	// A failure to write only costs the next process the rewrite.
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		if f, err := os.CreateTemp(dir, "*.tmp"); err == nil {
+			_, werr := f.Write(b)
+			if cerr := f.Close(); werr == nil && cerr == nil {
+				werr = os.Rename(f.Name(), path)
+			}
+			if werr != nil {
+				os.Remove(f.Name())
+			}
+		}
+	}
+	return b, nil
+}
+
+// interrupter stops one instrumented instance: fire sets its interrupt
+// global, from a timer at the call's deadline or when the caller's context
+// ends. The timer is made once per instance and reset per call.
+type interrupter struct {
+	global api.MutableGlobal
+	timer  *time.Timer
+	unhook func() bool // context.AfterFunc's stop, during a call
+
+	mu           sync.Mutex
+	armed, fired bool
+}
+
+func newInterrupter(g api.MutableGlobal) *interrupter {
+	in := &interrupter{global: g}
+	in.timer = time.AfterFunc(time.Hour, in.fire)
+	in.timer.Stop()
+	return in
+}
+
+func (in *interrupter) fire() {
+	in.mu.Lock()
+	if in.armed && !in.fired {
+		in.fired = true
+		in.global.Set(1)
+	}
+	in.mu.Unlock()
+}
+
+func (in *interrupter) arm(ctx context.Context, d time.Duration) {
+	in.mu.Lock()
+	in.armed = true
+	in.mu.Unlock()
+	in.timer.Reset(d)
+	if ctx.Done() != nil {
+		in.unhook = context.AfterFunc(ctx, in.fire)
+	}
+}
+
+// disarm reports whether fire stopped the guest; the global then stays
+// set, and the instance is of no further use.
+func (in *interrupter) disarm() bool {
+	in.timer.Stop()
+	if in.unhook != nil {
+		in.unhook()
+		in.unhook = nil
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.armed = false
+	return in.fired
+}
+
+func (in *interrupter) close() { in.timer.Stop() }
