@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/host/appdef"
+	"github.com/adkhost/adkhost/host/server"
+	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/store/bolt"
+)
+
+type runFlags struct {
+	message, data, user, session, cacheDir string
+	asJSON                                 bool
+}
+
+func newRun() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run APP.yaml|APP_DIR",
+		Short: "Talk to an app locally, as `adk run` does",
+		Long: "Loads the app definition in this process and reads messages from stdin,\n" +
+			"one a line, printing the agent's replies; -m sends one message and exits.\n" +
+			"Sessions live in memory unless --data names a directory (a bbolt store,\n" +
+			"whose registered modules the definition may then refer to by name).\n" +
+			"Module references ending in .wasm are files relative to the definition.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runLocal(cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.message, "message", "m", "", "send this one message and exit")
+	fl.StringVar(&f.data, "data", "", "bbolt data directory (default: sessions in memory)")
+	fl.StringVar(&f.user, "user", "user", "user id")
+	fl.StringVar(&f.session, "session", "", "session id (default: a new one; with --data an existing one continues)")
+	fl.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compilation cache directory (empty: no cache)")
+	fl.BoolVar(&f.asJSON, "json", false, "print every event as a JSON line")
+	return cmd
+}
+
+// localModules resolves module references for a local run: "*.wasm" files
+// relative to the definition, else the bbolt registry when there is one.
+type localModules struct {
+	dir string
+	reg *bolt.Registry
+}
+
+func (m localModules) ResolveModule(ctx context.Context, ref string) ([]byte, string, error) {
+	if strings.HasSuffix(ref, ".wasm") {
+		p := ref
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(m.dir, ref)
+		}
+		wasm, err := os.ReadFile(p)
+		if err != nil {
+			return nil, "", fmt.Errorf("module %q: %w", ref, err)
+		}
+		sum := sha256.Sum256(wasm)
+		return wasm, "sha256:" + hex.EncodeToString(sum[:]), nil
+	}
+	if m.reg == nil {
+		return nil, "", fmt.Errorf("module %q: only .wasm files resolve without --data (a store with registered modules)", ref)
+	}
+	return server.RegistryModules{Registry: m.reg}.ResolveModule(ctx, ref)
+}
+
+func runLocal(cmd *cobra.Command, path string, f runFlags) error {
+	ctx := cmd.Context()
+	files, err := readDefinition(path)
+	if err != nil {
+		return err
+	}
+	dir := path
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	var sessions session.Service = session.NewInMemoryService()
+	var artifacts artifact.Service = artifact.NewInMemoryService()
+	var reg *bolt.Registry
+	if f.data != "" {
+		db, err := bolt.Open(filepath.Join(f.data, "adkhost.db"), bolt.Config{})
+		if err != nil {
+			return fmt.Errorf("opening the store: %w", err)
+		}
+		defer db.Close()
+		sessions, artifacts, reg = db.Sessions(), db.Artifacts(), db.Registry()
+	}
+	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: f.cacheDir})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	app, err := appdef.Load(ctx, appdef.Source{Name: name, Files: files}, appdef.Env{
+		Runtime: rt, Modules: localModules{dir: dir, reg: reg}, Models: appdef.NewModelRegistryFromEnv(os.Getenv),
+	})
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", path, err)
+	}
+	defer app.Close(context.WithoutCancel(ctx))
+	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: name, Agent: app.Root, Sessions: sessions, Artifacts: artifacts, Plugins: app.Plugins, AutoCreateSession: true})
+	if err != nil {
+		return err
+	}
+	sid := f.session
+	if sid == "" {
+		sid = uuid.NewString()
+	}
+	out := cmd.OutOrStdout()
+	turn := func(text string) error {
+		msg := genai.NewContentFromText(text, genai.RoleUser)
+		for ev, err := range runner.Run(ctx, f.user, sid, msg, engine.RunConfig{}) {
+			if err != nil {
+				return err
+			}
+			printEvent(out, ev, f.asJSON)
+		}
+		return nil
+	}
+	if f.message != "" {
+		return turn(f.message)
+	}
+	interactive := isTerminal(cmd.InOrStdin())
+	sc := bufio.NewScanner(cmd.InOrStdin())
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for {
+		if interactive {
+			fmt.Fprint(out, "[user]: ")
+		}
+		if !sc.Scan() {
+			return sc.Err()
+		}
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		if text == "exit" || text == "quit" {
+			return nil
+		}
+		if err := turn(text); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			// A failed turn is reported and the conversation goes on, as
+			// adk run keeps its prompt.
+			fmt.Fprintln(cmd.ErrOrStderr(), "adkhost: turn failed:", err)
+		}
+	}
+}
+
+// printEvent prints an event as `adk run` does: "[author]: text", tool
+// calls and responses abbreviated; or the event's JSON.
+func printEvent(w io.Writer, ev *session.Event, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(ev)
+		fmt.Fprintln(w, string(b))
+		return
+	}
+	if ev.Content == nil {
+		return
+	}
+	for _, p := range ev.Content.Parts {
+		switch {
+		case p.Text != "" && !p.Thought:
+			fmt.Fprintf(w, "[%s]: %s\n", ev.Author, p.Text)
+		case p.FunctionCall != nil:
+			args, _ := json.Marshal(p.FunctionCall.Args)
+			fmt.Fprintf(w, "[%s]: calls %s(%s)\n", ev.Author, p.FunctionCall.Name, args)
+		case p.FunctionResponse != nil:
+			resp, _ := json.Marshal(p.FunctionResponse.Response)
+			fmt.Fprintf(w, "[%s]: %s returned %s\n", ev.Author, p.FunctionResponse.Name, resp)
+		}
+	}
+}
+
+// isTerminal reports whether r is a character device (a prompt is printed
+// then, and not when stdin is a pipe).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/adkhost/adkhost/host/appdef"
+	"github.com/adkhost/adkhost/host/server"
+	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/store/bolt"
+)
+
+// version is reported by GET /version; set with -ldflags "-X main.version=…".
+var version = "dev"
+
+// defaultDataDir is where the server keeps its store, cache and token.
+func defaultDataDir() string {
+	if d := os.Getenv("ADKHOST_DATA"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "adkhost-data"
+	}
+	return filepath.Join(home, ".adkhost")
+}
+
+type serveFlags struct {
+	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel string
+	drain                                                                    time.Duration
+	limits                                                                   server.Limits
+}
+
+func newServe() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the admin API (/admin/v1) and google-adk's run API",
+		Long: "Serves apps registered through the admin API from a bbolt store in --data\n" +
+			"(DIR/adkhost.db, compiled modules in DIR/cache). The admin token comes from\n" +
+			"--admin-token, ADKHOST_ADMIN_TOKEN or --admin-token-file; without any, one is\n" +
+			"generated at first start into DIR/admin-token (mode 0600).\n" +
+			"SIGINT or SIGTERM drains the runs in flight, then closes the store.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", ":8000", "listen address")
+	fl.StringVar(&f.data, "data", defaultDataDir(), "data directory (store, compile cache, generated token); env ADKHOST_DATA")
+	fl.StringVar(&f.adminToken, "admin-token", "", "admin API bearer token (default: env ADKHOST_ADMIN_TOKEN, then --admin-token-file)")
+	fl.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin token (default DIR/admin-token, generated if missing)")
+	fl.StringVar(&f.runToken, "run-token", os.Getenv("ADKHOST_RUN_TOKEN"), "bearer token required by the run API (default: open; env ADKHOST_RUN_TOKEN)")
+	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "OTLP/HTTP endpoint for spans, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT; off if unset)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long shutdown waits for runs in flight")
+	fl.Int64Var(&f.limits.ModuleBytes, "max-module-bytes", server.DefaultModuleBytes, "largest module upload")
+	fl.Int64Var(&f.limits.DefinitionBytes, "max-definition-bytes", server.DefaultDefinitionBytes, "largest app definition")
+	fl.Int64Var(&f.limits.RequestBytes, "max-request-bytes", server.DefaultRequestBytes, "largest run API request body")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, f serveFlags) error {
+	ctx := cmd.Context()
+	log, err := newLogger(cmd, f.logLevel)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.data, 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	token, err := adminToken(cmd, f)
+	if err != nil {
+		return err
+	}
+	db, err := bolt.Open(filepath.Join(f.data, "adkhost.db"), bolt.Config{})
+	if err != nil {
+		return fmt.Errorf("opening the store: %w", err)
+	}
+	defer db.Close()
+	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(f.data, "cache"), Logger: log})
+	if err != nil {
+		return fmt.Errorf("starting the Wasm runtime: %w", err)
+	}
+	// Closed after the server has drained, with a fresh context: ctx is
+	// already canceled by then.
+	defer rt.Close(context.WithoutCancel(ctx))
+	tp, err := server.NewTracerProvider(ctx, f.otelEndpoint, version)
+	if err != nil {
+		return err
+	}
+	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken,
+		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log}
+	if tp != nil {
+		cfg.Tracer = tp
+		defer tp.Shutdown(context.WithoutCancel(ctx))
+	}
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "data", f.data, "tracing", tp != nil)
+	fmt.Fprintf(cmd.ErrOrStderr(), "adkhost serving on %s\n", ln.Addr())
+	return srv.Serve(ctx, ln, f.drain)
+}
+
+// adminToken resolves the admin token: flag, environment, token file; or a
+// new one written to DIR/admin-token.
+func adminToken(cmd *cobra.Command, f serveFlags) (string, error) {
+	if f.adminToken != "" {
+		return f.adminToken, nil
+	}
+	if t := strings.TrimSpace(os.Getenv("ADKHOST_ADMIN_TOKEN")); t != "" {
+		return t, nil
+	}
+	if f.adminTokenFile != "" {
+		return server.ReadToken(f.adminTokenFile)
+	}
+	path := filepath.Join(f.data, server.TokenFileName)
+	token, created, err := server.LoadOrCreateToken(path)
+	if err != nil {
+		return "", err
+	}
+	if created {
+		fmt.Fprintf(cmd.ErrOrStderr(), "adkhost: generated an admin token in %s\n", path)
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "adkhost: admin token in %s\n", path)
+	}
+	return token, nil
+}
+
+// newLogger returns a JSON logger on stderr at level.
+func newLogger(cmd *cobra.Command, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, errors.New("--log-level: want debug, info, warn or error")
+	}
+	return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: l})), nil
+}

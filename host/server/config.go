@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/adkhost/adkhost/host/appdef"
+	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/store/bolt"
+)
+
+// Loader builds an app from its definition; appdef.Load is the default.
+// Tests pass their own to construct apps directly.
+type Loader func(ctx context.Context, src appdef.Source, env appdef.Env) (*appdef.App, error)
+
+// Limits bound request bodies. Zero fields take the defaults.
+type Limits struct {
+	// ModuleBytes bounds an uploaded .wasm (default 64 MiB).
+	ModuleBytes int64
+	// DefinitionBytes bounds an app definition, YAML or multipart bundle
+	// (default 1 MiB).
+	DefinitionBytes int64
+	// RequestBytes bounds run API bodies: /run, /run_sse, sessions
+	// (default 1 MiB).
+	RequestBytes int64
+}
+
+// Default body limits.
+const (
+	DefaultModuleBytes     = 64 << 20
+	DefaultDefinitionBytes = 1 << 20
+	DefaultRequestBytes    = 1 << 20
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.ModuleBytes <= 0 {
+		l.ModuleBytes = DefaultModuleBytes
+	}
+	if l.DefinitionBytes <= 0 {
+		l.DefinitionBytes = DefaultDefinitionBytes
+	}
+	if l.RequestBytes <= 0 {
+		l.RequestBytes = DefaultRequestBytes
+	}
+	return l
+}
+
+// Config configures New.
+type Config struct {
+	// DB stores sessions, artifacts, apps and modules; required. The
+	// server does not close it.
+	DB *bolt.DB
+	// Runtime compiles and runs modules; required. The server does not
+	// close it.
+	Runtime *sandbox.Runtime
+	// AdminToken guards /admin/v1; required, so the admin API is never
+	// open by accident.
+	AdminToken string
+	// RunToken, when set, guards the run API (everything but /health and
+	// /metrics).
+	RunToken string
+	// Load builds apps; nil means appdef.Load.
+	Load Loader
+	// Models resolves model names of definitions; nil means
+	// appdef.NewModelRegistryFromEnv(os.Getenv) (Gemini, OpenAI and
+	// scripted models, keys from the environment).
+	Models appdef.Models
+	Limits Limits
+	// Tracer receives the spans of invocations; nil means none are made.
+	Tracer trace.TracerProvider
+	// Version is reported by GET /version.
+	Version string
+	// Logger receives JSON logs; nil discards.
+	Logger *slog.Logger
+}
+
+func (c *Config) check() error {
+	var errs []error
+	if c.DB == nil {
+		errs = append(errs, errors.New("server: Config.DB is required"))
+	}
+	if c.Runtime == nil {
+		errs = append(errs, errors.New("server: Config.Runtime is required"))
+	}
+	if c.AdminToken == "" {
+		errs = append(errs, errors.New("server: Config.AdminToken is required (the admin API is never left open)"))
+	}
+	return errors.Join(errs...)
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

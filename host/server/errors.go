@@ -1,0 +1,84 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// apiError is an error with the HTTP status it maps to and optional extra
+// fields merged into the JSON body. Every error response of the server is
+// `{"error": "...", "detail": "...", ...}`: "error" for adkhost's own
+// clients, "detail" because FastAPI (google-adk's api_server) puts its
+// message there and clients written for it read that key.
+type apiError struct {
+	Status int
+	Msg    string
+	Extra  map[string]any
+	Err    error
+}
+
+func (e *apiError) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+func (e *apiError) Unwrap() error { return e.Err }
+
+// errorf returns an apiError with status and message.
+func errorf(status int, msg string) *apiError { return &apiError{Status: status, Msg: msg} }
+
+// wrapErr returns an apiError whose message is msg followed by err's.
+func wrapErr(status int, msg string, err error) *apiError {
+	return &apiError{Status: status, Msg: msg, Err: err}
+}
+
+// errorHandler writes every error as JSON. Echo's own errors (unknown
+// route, method not allowed) keep their status.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		status, body := errorBody(err)
+		if status >= 500 {
+			log.Error("request failed", "method", c.Request().Method, "path", c.Path(), "status", status, "err", err)
+		}
+		if c.Request().Method == http.MethodHead {
+			_ = c.NoContent(status)
+			return
+		}
+		_ = c.JSON(status, body)
+	}
+}
+
+// errorBody maps err to its status and JSON body.
+func errorBody(err error) (int, map[string]any) {
+	var ae *apiError
+	var he *echo.HTTPError
+	var mbe *http.MaxBytesError
+	status, msg := http.StatusInternalServerError, err.Error()
+	var extra map[string]any
+	switch {
+	case errors.As(err, &ae):
+		status, msg, extra = ae.Status, ae.Error(), ae.Extra
+	case errors.As(err, &mbe):
+		status, msg = http.StatusRequestEntityTooLarge, "request body larger than "+itoa64(mbe.Limit)+" bytes"
+	case errors.As(err, &he):
+		status = he.Code
+		if s, ok := he.Message.(string); ok {
+			msg = s
+		} else {
+			msg = http.StatusText(he.Code)
+		}
+	}
+	body := map[string]any{"error": msg, "detail": msg}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return status, body
+}

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/host/appdef"
+	"github.com/adkhost/adkhost/store/bolt"
+)
+
+// definition is what the registry stores for an app version: the files of
+// the definition and which one is the root agent's config.
+type definition struct {
+	Root  string            `json:"root"`
+	Files map[string][]byte `json:"files"`
+}
+
+const defaultRoot = "root_agent.yaml"
+
+func decodeDefinition(b []byte) (definition, error) {
+	var d definition
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("decoding stored app definition: %w", err)
+	}
+	return d, nil
+}
+
+// RegistryModules resolves a definition's module references from the
+// registry: "sha256:<hex>", "<name>@sha256:<hex>", "<name>" (the newest
+// module uploaded under that name) or "<name>@<version>" (the newest with
+// that describe version).
+type RegistryModules struct{ Registry *bolt.Registry }
+
+// ResolveModule implements appdef.Modules.
+func (r RegistryModules) ResolveModule(ctx context.Context, ref string) ([]byte, string, error) {
+	name, version, _ := strings.Cut(ref, "@")
+	if strings.HasPrefix(version, "sha256:") {
+		name = version
+	}
+	if hex, ok := strings.CutPrefix(name, "sha256:"); ok {
+		wasm, _, err := r.Registry.Module(ctx, hex)
+		if err != nil {
+			return nil, "", fmt.Errorf("module %q: %w", ref, err)
+		}
+		return wasm, "sha256:" + hex, nil
+	}
+	info, err := findModule(ctx, r.Registry, name, version)
+	if err != nil {
+		return nil, "", err
+	}
+	wasm, _, err := r.Registry.Module(ctx, info.SHA256)
+	if err != nil {
+		return nil, "", fmt.Errorf("module %q: %w", ref, err)
+	}
+	return wasm, "sha256:" + info.SHA256, nil
+}
+
+// findModule returns the newest module uploaded under name (with that
+// describe version, if version is set).
+func findModule(ctx context.Context, reg *bolt.Registry, name, version string) (bolt.ModuleInfo, error) {
+	all, err := reg.Modules(ctx)
+	if err != nil {
+		return bolt.ModuleInfo{}, fmt.Errorf("listing modules: %w", err)
+	}
+	var best bolt.ModuleInfo
+	found := false
+	for _, m := range all {
+		if m.Name != name || (version != "" && m.Metadata["version"] != version) {
+			continue
+		}
+		if !found || m.Created.After(best.Created) {
+			best, found = m, true
+		}
+	}
+	if !found {
+		ref := name
+		if version != "" {
+			ref += "@" + version
+		}
+		return best, fmt.Errorf("module %q: %w (upload it with PUT /admin/v1/modules/%s)", ref, bolt.ErrModuleNotFound, name)
+	}
+	return best, nil
+}
+
+// load builds version of app name from its definition: the app itself
+// (cfg.Load) and its runner, with the server's observer plugin first so it
+// sees every hook before an app plugin can end a chain.
+func (s *Server) load(ctx context.Context, name string, version int, created time.Time, def definition) (*loadedApp, error) {
+	src := appdef.Source{Name: name, Files: def.Files, Root: def.Root}
+	// A module owner of this load's own: closing a replaced version's
+	// pools must leave the new version's alone (same bytes, same app).
+	owner := fmt.Sprintf("%s#%d", name, s.loads.Add(1))
+	env := appdef.Env{Runtime: s.cfg.Runtime, Modules: RegistryModules{s.cfg.DB.Registry()}, Models: s.cfg.Models,
+		Logger: s.log.With("app", name), Owner: owner}
+	app, err := s.cfg.Load(ctx, src, env)
+	if err != nil {
+		return nil, err
+	}
+	if app == nil || app.Root == nil {
+		return nil, errors.New("loader returned no root agent")
+	}
+	plugins := append([]callbacks.Plugin{s.obs}, app.Plugins...)
+	runner, err := engine.NewRunner(engine.RunnerConfig{
+		AppName:   name,
+		Agent:     app.Root,
+		Sessions:  s.cfg.DB.Sessions(),
+		Artifacts: s.cfg.DB.Artifacts(),
+		Plugins:   plugins,
+		Logger:    s.log.With("app", name),
+	})
+	if err != nil {
+		closeErr := app.Close(ctx)
+		return nil, errors.Join(fmt.Errorf("building the runner: %w", err), closeErr)
+	}
+	return &loadedApp{name: name, version: version, created: created, app: app, runner: runner, log: s.log}, nil
+}
+
+// loadRegistered loads the newest version of every registered app. An app
+// that fails is logged and recorded, and the others still load: one broken
+// definition must not keep the server down.
+func (s *Server) loadRegistered(ctx context.Context) error {
+	apps, err := s.cfg.DB.Registry().Apps(ctx)
+	if err != nil {
+		return fmt.Errorf("server: listing registered apps: %w", err)
+	}
+	for _, a := range apps {
+		def, err := decodeDefinition(a.Definition)
+		var la *loadedApp
+		if err == nil {
+			la, err = s.load(ctx, a.Name, a.Version, a.Created, def)
+		}
+		if err != nil {
+			s.log.Error("registered app failed to load", "app", a.Name, "version", a.Version, "err", err)
+			s.apps.fail(a.Name, err)
+			continue
+		}
+		s.apps.swap(la)
+		s.log.Info("app loaded", "app", a.Name, "version", a.Version)
+	}
+	return nil
+}
+
+// mustJSON encodes a definition; it cannot fail for map[string][]byte.
+func mustJSON(d definition) []byte {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic(fmt.Sprintf("encoding definition: %v", err))
+	}
+	return b
+}

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the server's Prometheus collectors, registered on the
+// server's own registry (never the package default, so two servers in one
+// process, as in tests, do not collide).
+type metrics struct {
+	invocations   *prometheus.CounterVec   // app, outcome
+	invocationDur *prometheus.HistogramVec // app
+	inFlight      *prometheus.GaugeVec     // app
+	modelCalls    *prometheus.CounterVec   // app
+	toolCalls     *prometheus.CounterVec   // app, module, tool, outcome
+	wasmCallDur   *prometheus.HistogramVec // module, tool
+	errors        *prometheus.CounterVec   // app, kind
+}
+
+func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+	m := &metrics{
+		invocations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adkhost_invocations_total", Help: "Runs (/run, /run_sse) by app and outcome (ok, error, canceled).",
+		}, []string{"app", "outcome"}),
+		invocationDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "adkhost_invocation_duration_seconds", Help: "Wall time of a run, by app.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}, []string{"app"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "adkhost_invocations_in_flight", Help: "Runs under way, by app.",
+		}, []string{"app"}),
+		modelCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adkhost_model_calls_total", Help: "Model calls the agents made (before_model seen), by app.",
+		}, []string{"app"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adkhost_tool_calls_total", Help: `Tool calls by app, module ("" for a tool not from a Wasm module), tool and outcome (ok, error).`,
+		}, []string{"app", "module", "tool", "outcome"}),
+		wasmCallDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "adkhost_wasm_call_duration_seconds", Help: "Wall time of Wasm tool calls (before_tool to after_tool), by module and tool.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
+		}, []string{"module", "tool"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adkhost_errors_total", Help: "Failures by app and kind (model, tool, agent, run).",
+		}, []string{"app", "kind"}),
+	}
+	for _, c := range []prometheus.Collector{
+		m.invocations, m.invocationDur, m.inFlight, m.modelCalls, m.toolCalls, m.wasmCallDur, m.errors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
+		}
+	}
+	return m, nil
+}

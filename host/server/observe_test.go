@@ -1,0 +1,75 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+func TestMetricsAndSpans(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	h := newHarness(t, t.TempDir(), harnessOpts{tracer: tp})
+	h.setupApp("wx", "v1", true)
+	h.must(http.StatusOK)(h.do("POST", "/apps/wx/users/u/sessions", map[string]any{"sessionId": "s"}))
+	h.must(http.StatusOK)(h.do("POST", "/run", runBody("wx", "u", "s", "Paris")))
+	h.must(http.StatusInternalServerError)(h.do("POST", "/run", runBody("wx", "u", "s", "fail")))
+
+	// Spans, named as google-adk names them, nested invocation >
+	// invoke_agent > call_llm / execute_tool.
+	spans := exp.GetSpans()
+	byName := map[string][]tracetest.SpanStub{}
+	for _, s := range spans {
+		byName[s.Name] = append(byName[s.Name], s)
+	}
+	// Two runs: the tool turn (two model calls, one tool call) and the
+	// failing one (one model call).
+	if len(byName["invocation"]) != 2 || len(byName["invoke_agent wx_agent"]) != 2 ||
+		len(byName["call_llm"]) != 3 || len(byName["execute_tool get_weather"]) != 1 {
+		names := []string{}
+		for _, s := range spans {
+			names = append(names, s.Name)
+		}
+		t.Fatalf("spans: %v", names)
+	}
+	inv := byName["invocation"][0]
+	agent := byName["invoke_agent wx_agent"][0]
+	tool := byName["execute_tool get_weather"][0]
+	if agent.Parent.SpanID() != inv.SpanContext.SpanID() || tool.Parent.SpanID() != agent.SpanContext.SpanID() {
+		t.Fatalf("span nesting: invocation %s, agent parent %s (id %s), tool parent %s",
+			inv.SpanContext.SpanID(), agent.Parent.SpanID(), agent.SpanContext.SpanID(), tool.Parent.SpanID())
+	}
+	agents := map[string]bool{}
+	for _, s := range byName["invoke_agent wx_agent"] {
+		agents[s.SpanContext.SpanID().String()] = true
+	}
+	for _, s := range byName["call_llm"] {
+		if !agents[s.Parent.SpanID().String()] {
+			t.Fatalf("call_llm parent %s, want an agent span", s.Parent.SpanID())
+		}
+	}
+	if failed := byName["invocation"][1]; failed.Status.Code.String() != "Error" {
+		t.Fatalf("failed invocation span status %v", failed.Status)
+	}
+
+	body := string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil)))
+	for _, want := range []string{
+		`adkhost_invocations_total{app="wx",outcome="ok"} 1`,
+		`adkhost_invocations_total{app="wx",outcome="error"} 1`,
+		`adkhost_model_calls_total{app="wx"} 3`,
+		`adkhost_tool_calls_total{app="wx",module="weather",outcome="ok",tool="get_weather"} 1`,
+		`adkhost_wasm_call_duration_seconds_count{module="weather",tool="get_weather"} 1`,
+		`adkhost_errors_total{app="wx",kind="model"} 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(body)
+	}
+}

@@ -1,0 +1,249 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine/artifact"
+)
+
+// sse posts to /run_sse and returns the decoded data frames.
+func (h *harness) sse(body map[string]any) (int, []map[string]any) {
+	h.t.Helper()
+	js, _ := json.Marshal(body)
+	resp, err := h.ts.Client().Post(h.ts.URL+"/run_sse", "application/json", bytes.NewReader(js))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, nil
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		h.t.Fatalf("content type %q", ct)
+	}
+	var frames []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			h.t.Fatalf("not an SSE data line: %q", line)
+		}
+		frames = append(frames, decode[map[string]any](h.t, []byte(data)))
+	}
+	return resp.StatusCode, frames
+}
+
+func TestSessionsCRUD(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.setupApp("chat", "v1", false)
+	base := "/apps/chat/users/u1/sessions"
+	s := decode[map[string]any](t, h.must(http.StatusOK)(h.do("POST", base, map[string]any{"sessionId": "s1", "state": map[string]any{"k": "v"}})))
+	if s["id"] != "s1" || s["appName"] != "chat" || s["userId"] != "u1" || s["state"].(map[string]any)["k"] != "v" {
+		t.Fatalf("created: %v", s)
+	}
+	if _, ok := s["events"].([]any); !ok {
+		t.Fatalf("events missing: %v", s)
+	}
+	h.must(http.StatusConflict)(h.do("POST", base, map[string]any{"session_id": "s1"}))
+	// No body: a generated id.
+	gen := decode[map[string]any](t, h.must(http.StatusOK)(h.do("POST", base, nil)))
+	if gen["id"] == "" || gen["id"] == nil {
+		t.Fatalf("generated id: %v", gen)
+	}
+	// The deprecated form: id in the path, state as the body.
+	h.must(http.StatusOK)(h.do("POST", base+"/s2", map[string]any{"a": 1}))
+	h.must(http.StatusNotFound)(h.do("POST", "/apps/nope/users/u1/sessions", nil))
+
+	list := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("GET", base, nil)))
+	if len(list) != 3 {
+		t.Fatalf("list: %v", list)
+	}
+	patched := decode[map[string]any](t, h.must(http.StatusOK)(h.do("PATCH", base+"/s1", map[string]any{"stateDelta": map[string]any{"k": "w", "n": 2}})))
+	if st := patched["state"].(map[string]any); st["k"] != "w" || st["n"] != float64(2) {
+		t.Fatalf("patched: %v", patched)
+	}
+	got := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", base+"/s1", nil)))
+	evs := got["events"].([]any)
+	if len(evs) != 1 || !strings.HasPrefix(evs[0].(map[string]any)["invocationId"].(string), "p-") {
+		t.Fatalf("patch event: %v", got)
+	}
+	h.must(http.StatusUnprocessableEntity)(h.do("PATCH", base+"/s1", map[string]any{}))
+	h.must(http.StatusNotFound)(h.do("PATCH", base+"/ghost", map[string]any{"stateDelta": map[string]any{}}))
+	h.must(http.StatusOK)(h.do("DELETE", base+"/s1", nil))
+	h.must(http.StatusNotFound)(h.do("GET", base+"/s1", nil))
+}
+
+func TestRunAndRunSSE(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.setupApp("wx", "v1", true)
+	h.must(http.StatusOK)(h.do("POST", "/apps/wx/users/u/sessions", map[string]any{"sessionId": "s"}))
+
+	events := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", runBody("wx", "u", "s", "Paris"))))
+	// The call, the Wasm tool's response, the answer.
+	if len(events) != 3 {
+		t.Fatalf("%d events: %v", len(events), events)
+	}
+	if got := lastText(t, events); got != "v1: weather in Paris" {
+		t.Fatalf("answer %q", got)
+	}
+	if events[1]["actions"].(map[string]any)["stateDelta"].(map[string]any)["user:last_city"] != "Paris" {
+		t.Fatalf("tool's state write missing: %v", events[1])
+	}
+
+	st, frames := h.sse(map[string]any{"app_name": "wx", "user_id": "u", "session_id": "s",
+		"new_message": map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Rome"}}}})
+	if st != http.StatusOK || len(frames) != 3 || !strings.Contains(lastText(t, frames), "Rome") {
+		t.Fatalf("run_sse: %d %v", st, frames)
+	}
+	// streaming: true yields partial events as well, never stored.
+	body := runBody("wx", "u", "s", "Oslo")
+	body["streaming"] = true
+	_, frames = h.sse(body)
+	partials := 0
+	for _, f := range frames {
+		if f["partial"] == true {
+			partials++
+		}
+	}
+	if partials == 0 || len(frames) != 3+partials {
+		t.Fatalf("streaming frames: %v", frames)
+	}
+	sess := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/wx/users/u/sessions/s", nil)))
+	if n := len(sess["events"].([]any)); n != 12 {
+		t.Fatalf("stored %d events, want 12 (3 turns of user, call, response, answer)", n)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.setupApp("chat", "v1", false)
+	h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u/sessions", map[string]any{"sessionId": "s"}))
+
+	h.must(http.StatusNotFound)(h.do("POST", "/run", runBody("nope", "u", "s", "hi")))
+	h.must(http.StatusNotFound)(h.do("POST", "/run", runBody("chat", "u", "ghost", "hi")))
+	if st, _ := h.sse(runBody("chat", "u", "ghost", "hi")); st != http.StatusNotFound {
+		t.Fatalf("run_sse unknown session: %d", st)
+	}
+	if st, _ := h.sse(runBody("nope", "u", "s", "hi")); st != http.StatusNotFound {
+		t.Fatalf("run_sse unknown app: %d", st)
+	}
+	h.must(http.StatusBadRequest)(h.do("POST", "/run", map[string]any{"userId": "u", "sessionId": "s"}))
+	h.must(http.StatusUnprocessableEntity)(h.do("POST", "/run", "{not json"))
+	h.must(http.StatusUnprocessableEntity)(h.do("POST", "/run", map[string]any{"appName": "chat", "userId": "u", "sessionId": "s"}))
+
+	// A model failure: 500 on /run, an error frame on /run_sse after the
+	// events already sent.
+	b := h.must(http.StatusInternalServerError)(h.do("POST", "/run", runBody("chat", "u", "s", "fail")))
+	if e := decode[map[string]any](t, b); !strings.Contains(e["error"].(string), "asked to fail") {
+		t.Fatalf("500 body: %s", b)
+	}
+	st, frames := h.sse(runBody("chat", "u", "s", "fail"))
+	if st != http.StatusOK || len(frames) == 0 {
+		t.Fatalf("run_sse: %d %v", st, frames)
+	}
+	last := frames[len(frames)-1]
+	if msg, _ := last["error"].(string); !strings.Contains(msg, "asked to fail") || last["error_details"] == nil {
+		t.Fatalf("error frame: %v", last)
+	}
+}
+
+func TestReplaceAppMidConversation(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.setupApp("chat", "v1", true)
+	h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u/sessions", map[string]any{"sessionId": "s"}))
+	ev := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", runBody("chat", "u", "s", "Paris"))))
+	if !strings.HasPrefix(lastText(t, ev), "v1: ") {
+		t.Fatal(lastText(t, ev))
+	}
+	h.must(http.StatusOK)(h.putBundle("chat", appFiles("chat", "v2", true)))
+	ev = decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", runBody("chat", "u", "s", "Rome"))))
+	if !strings.HasPrefix(lastText(t, ev), "v2: ") {
+		t.Fatalf("after replace: %q", lastText(t, ev))
+	}
+	sess := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/chat/users/u/sessions/s", nil)))
+	if n := len(sess["events"].([]any)); n != 8 {
+		t.Fatalf("%d events after two turns across versions", n)
+	}
+}
+
+func TestRestartKeepsAppsAndSessions(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, dir, harnessOpts{})
+	h.setupApp("chat", "v1", true)
+	h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u/sessions", map[string]any{"sessionId": "s", "state": map[string]any{"x": 1}}))
+	h.must(http.StatusOK)(h.do("POST", "/run", runBody("chat", "u", "s", "Paris")))
+	before := h.must(http.StatusOK)(h.do("GET", "/apps/chat/users/u/sessions/s", nil))
+	h.close()
+
+	h2 := newHarness(t, dir, harnessOpts{})
+	after := h2.must(http.StatusOK)(h2.do("GET", "/apps/chat/users/u/sessions/s", nil))
+	if !bytes.Equal(before, after) {
+		t.Fatalf("session changed across restart:\n%s\n%s", before, after)
+	}
+	ev := decode[[]map[string]any](t, h2.must(http.StatusOK)(h2.do("POST", "/run", runBody("chat", "u", "s", "Rome"))))
+	if !strings.HasPrefix(lastText(t, ev), "v1: ") {
+		t.Fatalf("after restart: %q", lastText(t, ev))
+	}
+	if mods := decode[[]any](t, h2.must(http.StatusOK)(h2.admin("GET", "/modules", nil))); len(mods) != 1 {
+		t.Fatalf("modules after restart: %v", mods)
+	}
+}
+
+func TestArtifactRoutes(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	ctx := context.Background()
+	k := artifact.Key{AppName: "a", UserID: "u", SessionID: "s", Name: "dir/report.txt"}
+	for _, text := range []string{"one", "two"} {
+		if _, err := h.db.Artifacts().Save(ctx, k, genai.NewPartFromText(text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "/apps/a/users/u/sessions/s/artifacts"
+	if names := decode[[]string](t, h.must(http.StatusOK)(h.do("GET", base, nil))); len(names) != 1 || names[0] != "dir/report.txt" {
+		t.Fatalf("names: %v", names)
+	}
+	if vs := decode[[]int](t, h.must(http.StatusOK)(h.do("GET", base+"/dir/report.txt/versions", nil))); len(vs) != 2 {
+		t.Fatalf("versions: %v", vs)
+	}
+	for path, want := range map[string]string{
+		"/dir/report.txt": "two", "/dir/report.txt?version=0": "one",
+		"/dir/report.txt/versions/0": "one", "/dir/report.txt/versions/latest": "two",
+	} {
+		p := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", base+path, nil)))
+		if p["text"] != want {
+			t.Errorf("%s: %v, want %s", path, p, want)
+		}
+	}
+	h.must(http.StatusNotFound)(h.do("GET", base+"/dir/report.txt/versions/7", nil))
+	h.must(http.StatusUnprocessableEntity)(h.do("GET", base+"/dir/report.txt/versions/x", nil))
+	h.must(http.StatusOK)(h.do("DELETE", base+"/dir/report.txt", nil))
+	h.must(http.StatusNotFound)(h.do("GET", base+"/dir/report.txt", nil))
+}
+
+func TestHealthAndVersion(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	if b := h.must(http.StatusOK)(h.do("GET", "/health", nil)); !strings.Contains(string(b), `"ok"`) {
+		t.Fatal(string(b))
+	}
+	v := decode[map[string]string](t, h.must(http.StatusOK)(h.do("GET", "/version", nil)))
+	if v["version"] != "test" || v["language"] != "go" {
+		t.Fatalf("version: %v", v)
+	}
+	b := h.must(http.StatusNotFound)(h.do("GET", "/no/such/route", nil))
+	if e := decode[map[string]any](t, b); e["error"] == nil {
+		t.Fatalf("404 body: %s", b)
+	}
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// runRequest is google-adk's RunAgentRequest. Keys are camelCase on the
+// wire; snake_case keys are accepted too, as pydantic's populate_by_name
+// accepts them.
+type runRequest struct {
+	AppName             string         `json:"appName"`
+	UserID              string         `json:"userId"`
+	SessionID           string         `json:"sessionId"`
+	NewMessage          *genai.Content `json:"newMessage"`
+	Streaming           bool           `json:"streaming"`
+	StateDelta          map[string]any `json:"stateDelta"`
+	FunctionCallEventID string         `json:"functionCallEventId"`
+	InvocationID        string         `json:"invocationId"`
+	CustomMetadata      map[string]any `json:"customMetadata"`
+}
+
+// decodeCamel decodes a JSON object into v after renaming its top-level
+// snake_case keys to camelCase.
+func decodeCamel(b []byte, v any) error {
+	if bytes.IndexByte(b, '_') < 0 {
+		// No snake_case key can be there: one decode (the common case).
+		return json.Unmarshal(b, v)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for k, val := range raw {
+		if strings.Contains(k, "_") {
+			delete(raw, k)
+			raw[snakeToCamel(k)] = val
+		}
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func snakeToCamel(s string) string {
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+func (s *Server) version(c echo.Context) error {
+	v := s.cfg.Version
+	if v == "" {
+		v = "dev"
+	}
+	return c.JSON(http.StatusOK, map[string]string{"version": v, "language": "go", "language_version": strings.TrimPrefix(runtime.Version(), "go")})
+}
+
+// listAppNames is GET /list-apps: the names of the apps served, or with
+// ?detailed=true google-adk's ListAppsResponse.
+func (s *Server) listAppNames(c echo.Context) error {
+	names := s.apps.names()
+	if c.QueryParam("detailed") != "true" {
+		return c.JSON(http.StatusOK, names)
+	}
+	type appInfo struct {
+		Name          string `json:"name"`
+		RootAgentName string `json:"rootAgentName"`
+		Description   string `json:"description"`
+		Language      string `json:"language"`
+	}
+	out := struct {
+		Apps []appInfo `json:"apps"`
+	}{Apps: []appInfo{}}
+	for _, n := range names {
+		if la := s.apps.get(n); la != nil {
+			info := la.app.Root.Info()
+			out.Apps = append(out.Apps, appInfo{Name: n, RootAgentName: info.Name, Description: info.Description, Language: "yaml"})
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// startRun reads and checks a run request and takes a reference on the
+// app's current version; the caller releases it.
+func (s *Server) startRun(c echo.Context) (*runRequest, *loadedApp, error) {
+	b, err := readBody(c, s.cfg.Limits.RequestBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	var req runRequest
+	if err := decodeCamel(b, &req); err != nil {
+		return nil, nil, wrapErr(http.StatusUnprocessableEntity, "invalid run request", err)
+	}
+	if req.AppName == "" {
+		return nil, nil, errorf(http.StatusBadRequest, "appName is required")
+	}
+	if req.UserID == "" || req.SessionID == "" {
+		return nil, nil, errorf(http.StatusUnprocessableEntity, "userId and sessionId are required")
+	}
+	if req.NewMessage == nil && req.InvocationID == "" {
+		// Only resuming an invocation may go without a message.
+		return nil, nil, errorf(http.StatusUnprocessableEntity, "newMessage is required unless invocationId resumes an invocation")
+	}
+	la := s.apps.acquire(req.AppName)
+	if la == nil {
+		return nil, nil, errorf(http.StatusNotFound, "App not found: "+req.AppName)
+	}
+	return &req, la, nil
+}
+
+// runConfig is the engine's RunConfig for a request.
+func runConfig(req *runRequest) engine.RunConfig {
+	cfg := engine.RunConfig{StateDelta: req.StateDelta, CustomMetadata: req.CustomMetadata, InvocationID: req.InvocationID}
+	if req.Streaming {
+		cfg.StreamingMode = engine.StreamingModeSSE
+	}
+	return cfg
+}
+
+// runObserved runs the request on la, calling emit for every event, and
+// records the invocation's metrics. emit returning false stops the run.
+func (s *Server) runObserved(c echo.Context, req *runRequest, la *loadedApp, cfg engine.RunConfig, emit func(*session.Event) bool) error {
+	ctx := c.Request().Context()
+	s.metrics.inFlight.WithLabelValues(la.name).Inc()
+	start := time.Now()
+	seen := map[string]bool{}
+	var runErr error
+	for ev, err := range la.runner.Run(ctx, req.UserID, req.SessionID, req.NewMessage, cfg) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		seen[ev.InvocationID] = true
+		if !emit(ev) {
+			break
+		}
+	}
+	s.metrics.inFlight.WithLabelValues(la.name).Dec()
+	s.metrics.invocationDur.WithLabelValues(la.name).Observe(time.Since(start).Seconds())
+	outcome := "ok"
+	switch {
+	case ctx.Err() != nil:
+		outcome = "canceled"
+	case runErr != nil:
+		outcome = "error"
+	}
+	s.metrics.invocations.WithLabelValues(la.name, outcome).Inc()
+	for id := range seen {
+		s.obs.finish(id, runErr)
+	}
+	if runErr != nil && outcome == "error" && !errors.Is(runErr, session.ErrNotFound) {
+		s.log.Warn("run failed", "app", la.name, "version", la.version, "user", req.UserID, "session", req.SessionID, "err", runErr)
+	}
+	return runErr
+}
+
+// run is POST /run: the invocation's events as a JSON list.
+func (s *Server) run(c echo.Context) error {
+	req, la, err := s.startRun(c)
+	if err != nil {
+		return err
+	}
+	defer la.release()
+	events := []*session.Event{}
+	err = s.runObserved(c, req, la, runConfig(req), func(ev *session.Event) bool {
+		events = append(events, ev)
+		return true
+	})
+	switch {
+	case c.Request().Context().Err() != nil:
+		// google-adk answers a client that went away with 499.
+		return c.NoContent(499)
+	case errors.Is(err, session.ErrNotFound):
+		return wrapErr(http.StatusNotFound, "Session not found", err)
+	case errors.As(err, new(*engine.InvocationNotFoundError)):
+		return wrapErr(http.StatusNotFound, "Invocation not found", err)
+	case err != nil:
+		return wrapErr(http.StatusInternalServerError, "run failed", err)
+	}
+	return c.JSON(http.StatusOK, events)
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/adkhost/adkhost/host/appdef"
+)
+
+// Server serves the admin and run APIs. Make it with New; it is safe for
+// concurrent use.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	echo    *echo.Echo
+	apps    *appSet
+	reg     *prometheus.Registry
+	metrics *metrics
+	obs     *observer
+	// loads numbers loads, for a module owner of each load's own.
+	loads atomic.Uint64
+	// adminMu serializes admin writes, so that a module in use cannot be
+	// deleted while an app that uses it is being registered.
+	adminMu sync.Mutex
+}
+
+// New builds a server and loads every app registered in cfg.DB. Apps that
+// fail to load are logged and reported by the admin API; they do not fail
+// New.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.Load == nil {
+		cfg.Load = appdef.Load
+	}
+	if cfg.Models == nil {
+		cfg.Models = appdef.NewModelRegistryFromEnv(os.Getenv)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, apps: newAppSet(), reg: prometheus.NewRegistry()}
+	var err error
+	if s.metrics, err = newMetrics(s.reg); err != nil {
+		return nil, err
+	}
+	s.obs = newObserver(s.metrics, cfg.Tracer)
+	s.echo = s.routes()
+	if err := s.loadRegistered(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Registry returns the server's Prometheus registry (served on /metrics).
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// Close retires every app; versions with runs in flight close when those
+// finish. Shut the HTTP server down first so that no new run starts.
+func (s *Server) Close() { s.apps.closeAll() }
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(s.log)
+	e.Use(recoverJSON(s.log), accessLog(s.log))
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})))
+
+	admin := e.Group("/admin/v1", bearer(s.cfg.AdminToken, "admin"))
+	admin.PUT("/modules/:name", s.putModule)
+	admin.GET("/modules", s.listModules)
+	admin.GET("/modules/:ref", s.getModule)
+	admin.DELETE("/modules/:ref", s.deleteModule)
+	admin.PUT("/apps/:name", s.putApp)
+	admin.GET("/apps", s.listApps)
+	admin.GET("/apps/:name", s.getApp)
+	admin.DELETE("/apps/:name", s.deleteApp)
+
+	e.GET("/health", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	var runMW []echo.MiddlewareFunc
+	if s.cfg.RunToken != "" {
+		runMW = append(runMW, bearer(s.cfg.RunToken, "run"))
+	}
+	run := e.Group("", runMW...)
+	run.GET("/version", s.version)
+	run.GET("/list-apps", s.listAppNames)
+	run.POST("/run", s.run)
+	run.POST("/run_sse", s.runSSE)
+	sess := run.Group("/apps/:app/users/:user/sessions")
+	sess.POST("", s.createSession)
+	sess.GET("", s.listSessions)
+	sess.POST("/:session", s.createSessionWithID)
+	sess.GET("/:session", s.getSession)
+	sess.DELETE("/:session", s.deleteSession)
+	sess.PATCH("/:session", s.patchSession)
+	sess.GET("/:session/artifacts", s.listArtifacts)
+	sess.GET("/:session/artifacts/*", s.getArtifact)
+	sess.DELETE("/:session/artifacts/*", s.deleteArtifact)
+	return e
+}
+
+// Serve serves on ln until ctx is done, then stops accepting, lets the
+// requests in flight (runs included) finish for up to drain, and retires
+// every app. The caller closes the store and the runtime afterwards.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	hs := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		s.log.Info("shutting down: draining requests in flight", "timeout", drain.String())
+		sctx, cancel := context.WithTimeout(context.Background(), drain)
+		err = hs.Shutdown(sctx)
+		cancel()
+		if err != nil {
+			err = fmt.Errorf("server: draining requests: %w", err)
+			_ = hs.Close()
+		}
+		<-errc
+	}
+	s.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// sessionJSON is google-adk's Session on the wire.
+type sessionJSON struct {
+	ID             string           `json:"id"`
+	AppName        string           `json:"appName"`
+	UserID         string           `json:"userId"`
+	State          map[string]any   `json:"state"`
+	Events         []*session.Event `json:"events"`
+	LastUpdateTime float64          `json:"lastUpdateTime"`
+}
+
+func toSessionJSON(s *session.Session) sessionJSON {
+	out := sessionJSON{ID: s.ID, AppName: s.AppName, UserID: s.UserID, State: s.State(), Events: s.Events(),
+		LastUpdateTime: session.TimeToFloat(s.LastUpdateTime())}
+	if out.State == nil {
+		out.State = map[string]any{}
+	}
+	if out.Events == nil {
+		out.Events = []*session.Event{}
+	}
+	return out
+}
+
+// knownApp fails with 404 unless app is being served: sessions are only
+// created for apps that can run them.
+func (s *Server) knownApp(app string) error {
+	if s.apps.get(app) == nil {
+		return errorf(http.StatusNotFound, "App not found: "+app)
+	}
+	return nil
+}
+
+// createSession is POST .../sessions with an optional CreateSessionRequest
+// ({sessionId, state}).
+func (s *Server) createSession(c echo.Context) error {
+	var req struct {
+		SessionID string           `json:"sessionId"`
+		State     map[string]any   `json:"state"`
+		Events    []map[string]any `json:"events"`
+	}
+	b, err := readBody(c, s.cfg.Limits.RequestBytes)
+	if err != nil {
+		return err
+	}
+	if len(b) > 0 && string(b) != "null" {
+		if err := decodeCamel(b, &req); err != nil {
+			return wrapErr(http.StatusUnprocessableEntity, "invalid create session request", err)
+		}
+	}
+	if len(req.Events) > 0 {
+		return errorf(http.StatusBadRequest, "session initialization events are not supported: create the session, then run it")
+	}
+	return s.create(c, req.SessionID, req.State)
+}
+
+// createSessionWithID is the deprecated POST .../sessions/{id}, whose body
+// is the initial state.
+func (s *Server) createSessionWithID(c echo.Context) error {
+	var state map[string]any
+	if _, err := decodeJSON(c, s.cfg.Limits.RequestBytes, &state); err != nil {
+		return err
+	}
+	return s.create(c, c.Param("session"), state)
+}
+
+func (s *Server) create(c echo.Context, id string, state map[string]any) error {
+	app := c.Param("app")
+	if err := s.knownApp(app); err != nil {
+		return err
+	}
+	sess, err := s.cfg.DB.Sessions().Create(c.Request().Context(), &session.CreateRequest{AppName: app, UserID: c.Param("user"), SessionID: id, State: state})
+	if errors.Is(err, session.ErrAlreadyExists) {
+		return errorf(http.StatusConflict, "Session already exists: "+id)
+	}
+	if err != nil {
+		return wrapErr(http.StatusInternalServerError, "creating session", err)
+	}
+	return c.JSON(http.StatusOK, toSessionJSON(sess))
+}
+
+// getSessionOr404 reads a whole session.
+func (s *Server) getSessionOr404(c echo.Context) (*session.Session, error) {
+	sess, err := s.cfg.DB.Sessions().Get(c.Request().Context(), &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: c.Param("session")})
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, errorf(http.StatusNotFound, "Session not found")
+	}
+	if err != nil {
+		return nil, wrapErr(http.StatusInternalServerError, "reading session", err)
+	}
+	return sess, nil
+}
+
+func (s *Server) getSession(c echo.Context) error {
+	sess, err := s.getSessionOr404(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toSessionJSON(sess))
+}
+
+func (s *Server) listSessions(c echo.Context) error {
+	list, err := s.cfg.DB.Sessions().List(c.Request().Context(), &session.ListRequest{AppName: c.Param("app"), UserID: c.Param("user")})
+	if err != nil {
+		return wrapErr(http.StatusInternalServerError, "listing sessions", err)
+	}
+	out := make([]sessionJSON, 0, len(list))
+	for _, sess := range list {
+		out = append(out, toSessionJSON(sess))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// deleteSession answers null, as google-adk's handler returns None.
+func (s *Server) deleteSession(c echo.Context) error {
+	err := s.cfg.DB.Sessions().Delete(c.Request().Context(), &session.DeleteRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: c.Param("session")})
+	if err != nil {
+		return wrapErr(http.StatusInternalServerError, "deleting session", err)
+	}
+	return c.JSON(http.StatusOK, nil)
+}
+
+// patchSession applies {stateDelta} as google-adk 2.13 does: a user event
+// with invocation id "p-<uuid>" carrying the delta, appended without a run.
+func (s *Server) patchSession(c echo.Context) error {
+	b, err := readBody(c, s.cfg.Limits.RequestBytes)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		StateDelta map[string]any `json:"stateDelta"`
+	}
+	if err := decodeCamel(b, &req); err != nil {
+		return wrapErr(http.StatusUnprocessableEntity, "invalid update session request", err)
+	}
+	if req.StateDelta == nil {
+		return errorf(http.StatusUnprocessableEntity, "stateDelta is required")
+	}
+	sess, err := s.getSessionOr404(c)
+	if err != nil {
+		return err
+	}
+	ev := session.NewEvent("p-"+uuid.NewString(), "user", "")
+	ev.Actions.StateDelta = req.StateDelta
+	if err := s.cfg.DB.Sessions().AppendEvent(c.Request().Context(), sess, ev); err != nil {
+		if errors.Is(err, session.ErrStale) {
+			return wrapErr(http.StatusConflict, "session changed while updating it: retry", err)
+		}
+		return wrapErr(http.StatusInternalServerError, "updating session", err)
+	}
+	return c.JSON(http.StatusOK, toSessionJSON(sess))
+}
