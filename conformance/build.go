@@ -11,6 +11,7 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/planner"
+	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/host"
 )
@@ -149,7 +150,25 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 			}
 			callArgs[p.Name] = v
 		}
-		log.add(map[string]any{"hook": "tool", "owner": "tool:" + spec.Name, "agent": ctx.AgentName(), "tool": spec.Name, "args": pyDump(callArgs)})
+		entry := map[string]any{"hook": "tool", "owner": "tool:" + spec.Name, "agent": ctx.AgentName(), "tool": spec.Name, "args": pyDump(callArgs)}
+		confirmation := ctx.ToolConfirmation()
+		if confirmation != nil {
+			entry["confirmation"] = confirmationEntry(confirmation)
+		}
+		log.add(entry)
+		if c := spec.RequestConfirmation; c != nil {
+			if confirmation == nil {
+				hint := ""
+				if c.Hint != nil {
+					hint = *c.Hint
+				}
+				ctx.RequestConfirmation(hint, deepCopy(c.Payload))
+				return map[string]any{"status": "confirmation requested"}, nil
+			}
+			if !confirmation.Confirmed {
+				return map[string]any{"status": "rejected"}, nil
+			}
+		}
 		for _, kv := range spec.SetState {
 			ctx.State().Set(kv.Key, deepCopy(kv.Value))
 		}
@@ -180,12 +199,23 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		}
 	}
 	return tool.NewFunction(tool.FunctionConfig{
-		Name:        spec.Name,
-		Description: desc,
-		Parameters:  toolParamsSchema(spec.Name, spec.Params),
-		LongRunning: spec.LongRunning,
-		Fn:          fn,
+		Name:                spec.Name,
+		Description:         desc,
+		Parameters:          toolParamsSchema(spec.Name, spec.Params),
+		LongRunning:         spec.LongRunning,
+		RequireConfirmation: spec.RequireConfirmation,
+		Fn:                  fn,
 	})
+}
+
+// confirmationEntry is the callback_log form of the confirmation a tool
+// received: ToolConfirmation.model_dump(mode="json", exclude_none=True).
+func confirmationEntry(c *session.ToolConfirmation) map[string]any {
+	m := map[string]any{"confirmed": c.Confirmed, "hint": c.Hint}
+	if c.Payload != nil {
+		m["payload"] = pyDump(c.Payload)
+	}
+	return m
 }
 
 // fillStruct sets the fields of *dst (a genai struct) from a mapping with

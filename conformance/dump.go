@@ -29,6 +29,10 @@ import (
 var jsonNumberType = reflect.TypeFor[json.Number]()
 var timeType = reflect.TypeFor[time.Time]()
 
+// toolConfirmationType is dumped with its non-optional fields (hint,
+// confirmed) even when zero, as pydantic dumps ToolConfirmation.
+var toolConfirmationType = reflect.TypeFor[session.ToolConfirmation]()
+
 func pyDump(v any) any { return dumpValue(reflect.ValueOf(v)) }
 
 func dumpValue(rv reflect.Value) any {
@@ -47,6 +51,10 @@ func dumpValue(rv reflect.Value) any {
 	case reflect.Struct:
 		if rv.Type() == timeType {
 			return nil
+		}
+		if rv.Type() == toolConfirmationType {
+			c := rv.Interface().(session.ToolConfirmation)
+			return confirmationEntry(&c)
 		}
 		m := map[string]any{}
 		dumpStructInto(m, rv)

@@ -106,6 +106,17 @@ type ToolSpec struct {
 	ReturnArgs        bool
 	HasReturn         bool
 	Return            any
+	// RequestConfirmation, when set, makes the tool ask the user to confirm
+	// the call before its other effects run.
+	RequestConfirmation *ConfirmationSpec
+	// RequireConfirmation is FunctionTool(require_confirmation=True).
+	RequireConfirmation bool
+}
+
+// ConfirmationSpec is a tool's request_confirmation behaviour (§1.4).
+type ConfirmationSpec struct {
+	Hint    *string
+	Payload any
 }
 
 type kv struct {
@@ -816,7 +827,7 @@ func decodeTool(n *node, where string) *ToolSpec {
 	}
 	t := &ToolSpec{Name: strOr(n, "name", where, "")}
 	where = "tool " + t.Name
-	checkKeys(n, where, "name", "description", "parameters", "long_running", "return", "return_args", "set_state", "transfer_to_agent", "escalate", "skip_summarization", "raise", "error_type", "builtin")
+	checkKeys(n, where, "name", "description", "parameters", "long_running", "return", "return_args", "set_state", "transfer_to_agent", "escalate", "skip_summarization", "raise", "error_type", "builtin", "request_confirmation", "require_confirmation")
 	if !identRe.MatchString(t.Name) {
 		failf(n, "%s: name must be an identifier", where)
 	}
@@ -866,8 +877,23 @@ func decodeTool(n *node, where string) *ToolSpec {
 		t.Raise = makeError(n, where, "raise")
 	}
 	t.ReturnArgs = truthy(n.get("return_args"))
+	t.RequireConfirmation = truthy(n.get("require_confirmation"))
+	if t.RequireConfirmation && t.LongRunning {
+		failf(n, "%s: require_confirmation needs a non-long-running tool", where)
+	}
 	if v := n.get("return"); v != nil {
 		t.HasReturn, t.Return = true, v.value()
+	}
+	if c := n.get("request_confirmation"); c != nil && c.kind != kindNull {
+		cw := where + ".request_confirmation"
+		if c.kind != kindMap {
+			failf(c, "%s: expected a mapping", cw)
+		}
+		checkKeys(c, cw, "hint", "payload")
+		t.RequestConfirmation = &ConfirmationSpec{Hint: optString(c, "hint", cw)}
+		if v := c.get("payload"); v != nil {
+			t.RequestConfirmation.Payload = v.value()
+		}
 	}
 	return t
 }

@@ -160,6 +160,15 @@ func toolSpec(t *ToolSpec) *wasmspec.ToolSpec {
 	if t.HasReturn {
 		s.Return = rawJSON(t.Return)
 	}
+	if c := t.RequestConfirmation; c != nil {
+		s.RequestConfirmation = &wasmspec.Confirmation{}
+		if c.Hint != nil {
+			s.RequestConfirmation.Hint = *c.Hint
+		}
+		if c.Payload != nil {
+			s.RequestConfirmation.Payload = rawJSON(c.Payload)
+		}
+	}
 	for _, p := range t.Params {
 		ps := wasmspec.Param{Name: p.Name, HasDefault: p.HasDefault, Optional: p.Optional}
 		if p.HasDefault {

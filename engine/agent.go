@@ -125,6 +125,7 @@ func agentCallbackEvent(ctx *InvocationContext, endOnContent bool, chain func(ca
 	if err != nil {
 		return nil, err
 	}
+	cc.state.RecordNestedWrites()
 	if content != nil {
 		ev := ctx.newEvent()
 		ev.Content = content

@@ -138,12 +138,14 @@ func (c *compactor) afterInvocation(ctx context.Context, svc session.Service, se
 // token-threshold compaction when configured and triggered, else a
 // sliding-window one.
 func (c *compactor) runAfterInvocation(ctx context.Context, svc session.Service, sess *session.Session) error {
-	events := contents.ApplyRewinds(sess.Events())
+	// Events of task delegations (isolation scopes) stay out of the
+	// session's summary, so a task's private turns do not leak into it.
+	events := inIsolationScope(contents.ApplyRewinds(sess.Events()), "")
 	if len(events) == 0 {
 		return nil
 	}
 	if c.tokenThresholdSet() {
-		done, err := c.compactForTokenThreshold(ctx, svc, sess, "", "")
+		done, err := c.compactForTokenThreshold(ctx, svc, sess, "", "", "")
 		if err != nil || done {
 			return err
 		}
@@ -227,13 +229,17 @@ func slidingWindowRange(events []*session.Event, interval, overlap int) []*sessi
 // count for agentName on branch reaches the threshold, the events since the
 // last compaction except the newest EventRetentionSize are summarized
 // (with the previous summary first, so the new one supersedes it) and the
-// summary is stored. It reports whether it stored one.
-func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Service, sess *session.Session, agentName, branch string) (bool, error) {
+// summary is stored. Only events of isolation scope ("" for none) count
+// and are summarized, and the summary belongs to that scope, so a task
+// delegation's events never leak into another scope's history or out of
+// it. It reports whether it stored a summary.
+func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Service, sess *session.Session, agentName, branch, scope string) (bool, error) {
 	if !c.tokenThresholdSet() {
 		return false, nil
 	}
-	events := contents.ApplyRewinds(sess.Events())
-	count, ok := latestPromptTokenCount(events, branch, agentName)
+	rewound := contents.ApplyRewinds(sess.Events())
+	events := inIsolationScope(rewound, scope)
+	count, ok := latestPromptTokenCount(rewound, branch, agentName, scope)
 	if !ok || count < *c.cfg.TokenThreshold {
 		return false, nil
 	}
@@ -245,6 +251,7 @@ func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Se
 	if ev == nil {
 		return false, nil
 	}
+	ev.IsolationScope = scope
 	if err := svc.AppendEvent(ctx, sess, ev); err != nil {
 		return false, fmt.Errorf("storing the token-threshold compaction: %w", err)
 	}
@@ -269,11 +276,15 @@ func (c *compactor) summarize(ctx context.Context, events, toCompact []*session.
 }
 
 // latestPromptTokenCount is google-adk _latest_prompt_token_count: the
-// prompt token count of the latest event (by agentName, when set) since the
-// latest compaction, else an estimate from the contents a request would
-// carry. A zero count counts as unreported.
-func latestPromptTokenCount(events []*session.Event, branch, agentName string) (int, bool) {
+// prompt token count of the latest event of the isolation scope (by
+// agentName, when set) since that scope's latest compaction, else an
+// estimate from the contents a request in that scope would carry. A zero
+// count counts as unreported.
+func latestPromptTokenCount(events []*session.Event, branch, agentName, scope string) (int, bool) {
 	for _, e := range slices.Backward(events) {
+		if e.IsolationScope != scope {
+			continue
+		}
 		if e.Actions.Compaction != nil {
 			break // earlier counts describe a prompt the summary replaced
 		}
@@ -282,13 +293,25 @@ func latestPromptTokenCount(events []*session.Event, branch, agentName string) (
 		}
 	}
 	total := 0
-	for _, c := range contents.Build(events, contents.Options{AgentName: agentName, Branch: branch}) {
+	for _, c := range contents.Build(events, contents.Options{AgentName: agentName, Branch: branch, IsolationScope: scope}) {
 		total += countContentChars(c)
 	}
 	if total <= 0 {
 		return 0, false
 	}
 	return total / 4, true // about four characters a token
+}
+
+// inIsolationScope returns the events of one isolation scope ("" for the
+// events of no task delegation).
+func inIsolationScope(events []*session.Event, scope string) []*session.Event {
+	var out []*session.Event
+	for _, e := range events {
+		if e.IsolationScope == scope {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // countContentChars is google-adk _count_chars_in_content: text, function
@@ -370,11 +393,12 @@ func tokenThresholdRange(events []*session.Event, retention int) []*session.Even
 		return toCompact
 	}
 	seed := &session.Event{
-		ID:           session.NewEventID(),
-		InvocationID: session.NewEventID(),
-		Author:       "model",
-		Branch:       latest.Branch,
-		Timestamp:    session.FloatToTime(latest.Actions.Compaction.StartTimestamp),
+		ID:             session.NewEventID(),
+		InvocationID:   session.NewEventID(),
+		Author:         "model",
+		Branch:         latest.Branch,
+		IsolationScope: latest.IsolationScope,
+		Timestamp:      session.FloatToTime(latest.Actions.Compaction.StartTimestamp),
 	}
 	seed.Content = latest.Actions.Compaction.CompactedContent
 	return append([]*session.Event{seed}, toCompact...)
@@ -590,6 +614,14 @@ func serializedSize(events []*session.Event) int {
 		}
 		if c != nil {
 			n += pydanticJSONLen(c)
+			// pydantic keeps an empty parts list (a weightless summary's),
+			// which genai's omitempty drops: add `"parts":[]` and its comma.
+			if c.Parts != nil && len(c.Parts) == 0 {
+				n += len(`"parts":[]`)
+				if c.Role != "" {
+					n++
+				}
+			}
 		}
 	}
 	return n

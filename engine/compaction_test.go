@@ -211,23 +211,34 @@ func TestLatestPromptTokenCount(t *testing.T) {
 		return e
 	}
 	u := ev("i", "user", 0, text(strings.Repeat("y", 400)))
+	scoped := func(e *session.Event, scope string) *session.Event {
+		e.IsolationScope = scope
+		return e
+	}
 	for _, tc := range []struct {
 		name   string
 		events []*session.Event
 		agent  string
+		scope  string
 		want   int
 		ok     bool
 	}{
-		{"reported", []*session.Event{u, withUsage(ev("i", "a", 1, text("z")), 77)}, "", 77, true},
+		{"reported", []*session.Event{u, withUsage(ev("i", "a", 1, text("z")), 77)}, "", "", 77, true},
 		// b's count (on a content-less event, so the estimate is u alone) is
 		// not a's.
-		{"other agent's count is not ours", []*session.Event{u, withUsage(ev("i", "b", 1), 77)}, "a", 100, true},
-		{"estimate", []*session.Event{u}, "", 100, true},
-		{"count before a compaction is stale", []*session.Event{withUsage(ev("i", "a", 1, text("z")), 77), compactionEvent(1, 1, 2, "abcd")}, "", 1, true},
-		{"nothing", nil, "", 0, false},
+		{"other agent's count is not ours", []*session.Event{u, withUsage(ev("i", "b", 1), 77)}, "a", "", 100, true},
+		{"estimate", []*session.Event{u}, "", "", 100, true},
+		{"count before a compaction is stale", []*session.Event{withUsage(ev("i", "a", 1, text("z")), 77), compactionEvent(1, 1, 2, "abcd")}, "", "", 1, true},
+		{"nothing", nil, "", "", 0, false},
+		// A task's count is not the session's, nor the session's the task's;
+		// the estimate, too, reads only the scope's contents.
+		{"task count is not the session's", []*session.Event{u, scoped(withUsage(ev("i", "a", 1, text("z")), 77), "call_1")}, "", "", 100, true},
+		{"task reads its own count", []*session.Event{withUsage(ev("i", "a", 1, text("z")), 55), scoped(withUsage(ev("i", "a", 2, text("z")), 77), "call_1")}, "", "call_1", 77, true},
+		{"task estimate skips unscoped events", []*session.Event{u, scoped(ev("i", "user", 1, text(strings.Repeat("x", 40))), "call_1")}, "", "call_1", 10, true},
+		{"a compaction of another scope does not cut", []*session.Event{withUsage(ev("i", "a", 1, text("z")), 77), scoped(compactionEvent(1, 1, 2, "abcd"), "call_1")}, "", "", 77, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := latestPromptTokenCount(tc.events, "", tc.agent)
+			got, ok := latestPromptTokenCount(tc.events, "", tc.agent, tc.scope)
 			if got != tc.want || ok != tc.ok {
 				t.Errorf("count = %d, %v; want %d, %v", got, ok, tc.want, tc.ok)
 			}
@@ -437,5 +448,19 @@ func TestNewRunnerCompactionErrors(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("NewRunner error = %v, want %q", err, tc.want)
 		}
+	}
+}
+
+func TestSerializedSizeKeepsEmptyParts(t *testing.T) {
+	// pydantic writes {"parts":[],"role":"model"} (27 characters) for a
+	// weightless summary; genai's JSON would drop the empty list.
+	weightless := &session.Event{}
+	weightless.Actions.Compaction = &session.EventCompaction{CompactedContent: &genai.Content{Role: "model", Parts: []*genai.Part{}}}
+	if got := serializedSize([]*session.Event{weightless}); got != 27 {
+		t.Errorf("weightless summary size = %d, want 27", got)
+	}
+	thanks := ev("i", "user", 0, text("Thanks."))
+	if got := serializedSize([]*session.Event{thanks}); got != 44 {
+		t.Errorf(`size of {"parts":[{"text":"Thanks."}],"role":"user"} = %d, want 44`, got)
 	}
 }

@@ -174,8 +174,15 @@ func newCallbackContext(ctx *InvocationContext, actions *session.EventActions) *
 	return &callbackContext{InvocationContext: ctx, actions: actions, state: session.NewState(ctx.inv.session, actions)}
 }
 
-func (c *callbackContext) State() *session.State          { return c.state }
-func (c *callbackContext) Actions() *session.EventActions { return c.actions }
+func (c *callbackContext) State() *session.State { return c.state }
+
+// Actions returns the actions of the event being built, with the writes
+// made in place into state containers recorded first (google-adk records
+// them when its actions are read).
+func (c *callbackContext) Actions() *session.EventActions {
+	c.state.RecordNestedWrites()
+	return c.actions
+}
 
 func (c *callbackContext) artifactKey(name string) artifact.Key {
 	return artifact.Key{AppName: c.inv.appName, UserID: c.inv.session.UserID, SessionID: c.inv.session.ID, Name: name}

@@ -70,7 +70,16 @@ func (a *LlmAgent) runFlow(ctx *InvocationContext) iter.Seq2[*session.Event, err
 // postprocess each response.
 func (a *LlmAgent) step(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
-		// 1. Preprocess: the request processors build the request.
+		// 1. Preprocess. Confirmed calls run again first, so that the
+		// request's contents hold their responses.
+		for ev, err := range a.resumeConfirmedCalls(ctx) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+		if ctx.Ended() {
+			return
+		}
 		call := &llmCall{req: &model.Request{}, tools: map[string]tool.Tool{}}
 		if err := a.preprocess(ctx, call); err != nil {
 			yield(nil, err)
@@ -128,6 +137,7 @@ func (a *LlmAgent) callModel(ctx *InvocationContext, call *llmCall, skeleton *se
 		cc := newCallbackContext(ctx, &skeleton.Actions)
 		plugins := ctx.inv.plugins
 		resp, err := callbacks.BeforeModelChain(cc, plugins, a.cfg.BeforeModel, call.req)
+		cc.state.RecordNestedWrites()
 		if err != nil {
 			yield(nil, err)
 			return
@@ -168,6 +178,7 @@ func (a *LlmAgent) callModel(ctx *InvocationContext, call *llmCall, skeleton *se
 				}
 			}
 			altered, err := callbacks.AfterModelChain(cc, plugins, a.cfg.AfterModel, resp)
+			cc.state.RecordNestedWrites()
 			if err != nil {
 				yield(nil, err)
 				return

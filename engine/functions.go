@@ -28,7 +28,7 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 		// Tools that run agents (single_turn) pass the agents' events up
 		// before the merged response.
 		emit, stopped := lockedEmitter(yield)
-		resp, err := a.runFunctionCalls(ctx, call, fcEvent.FunctionCalls(), emit)
+		resp, err := a.runFunctionCalls(ctx, call, fcEvent.FunctionCalls(), nil, emit)
 		if stopped() {
 			return
 		}
@@ -39,7 +39,20 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 		if resp == nil {
 			return
 		}
-		if !yield(resp, nil) {
+		// A call that asked for confirmation gets an adk_request_confirmation
+		// call. Settled responses of other calls go first, so that a caller
+		// stopping at the (long-running, hence final) request still stores
+		// them; they are then for the model, not skipped from summarization.
+		if confirm := confirmationRequestEvent(ctx, fcEvent, resp); confirm != nil {
+			first, second := confirm, resp
+			if hasSettledResponses(resp) {
+				resp.Actions.SkipSummarization = false
+				first, second = resp, confirm
+			}
+			if !yield(first, nil) || !yield(second, nil) {
+				return
+			}
+		} else if !yield(resp, nil) {
 			return
 		}
 		if answer, ok := structuredResponse(resp); ok {
@@ -123,15 +136,17 @@ func (c *InvocationContext) transferTo(from *LlmAgent, to Agent) *InvocationCont
 // runFunctionCalls runs calls concurrently and merges their response
 // events in call order. A call that returns no event (a long-running tool
 // that answers later) is left out; nil means no call produced an event.
-func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls []*genai.FunctionCall, emit emitter) (*session.Event, error) {
+// confirmations holds, by call id, the user's answers for calls that are
+// run again after asking for confirmation (nil otherwise).
+func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls []*genai.FunctionCall, confirmations map[string]*session.ToolConfirmation, emit emitter) (*session.Event, error) {
 	events := make([]*session.Event, len(calls))
 	errs := make([]error, len(calls))
 	if len(calls) == 1 {
-		events[0], errs[0] = a.runFunctionCall(ctx, call, calls[0], emit)
+		events[0], errs[0] = a.runFunctionCall(ctx, call, calls[0], confirmations[calls[0].ID], emit)
 	} else {
 		var wg sync.WaitGroup
 		for i, fc := range calls {
-			wg.Go(func() { events[i], errs[i] = a.runFunctionCall(ctx, call, fc, emit) })
+			wg.Go(func() { events[i], errs[i] = a.runFunctionCall(ctx, call, fc, confirmations[fc.ID], emit) })
 		}
 		wg.Wait()
 	}
@@ -153,12 +168,12 @@ func (t notFoundTool) IsLongRunning() bool { return false }
 
 // runFunctionCall is the pipeline of one call: before-tool chain, the tool
 // (or the on-tool-error chain when it fails), after-tool chain.
-func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *genai.FunctionCall, emit emitter) (*session.Event, error) {
+func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *genai.FunctionCall, confirmation *session.ToolConfirmation, emit emitter) (*session.Event, error) {
 	args, _ := session.DeepCopy(fc.Args).(map[string]any)
 	if args == nil {
 		args = map[string]any{}
 	}
-	tc := &toolContext{callbackContext: newCallbackContext(ctx, &session.EventActions{}), callID: fc.ID, emit: emit}
+	tc := &toolContext{callbackContext: newCallbackContext(ctx, &session.EventActions{}), callID: fc.ID, confirmation: confirmation, emit: emit}
 	plugins := ctx.inv.plugins
 	t, found := call.tools[fc.Name]
 	var cbTool callbacks.Tool = t
@@ -187,7 +202,12 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 	if result != nil {
 		out = result
 	} else {
-		v, runErr := t.Run(tc, args)
+		// The confirmation gate answers a call that still needs the user's
+		// confirmation (or was rejected) instead of running the tool.
+		v, gated, runErr := confirmationGate(tc, t, args)
+		if !gated && runErr == nil {
+			v, runErr = t.Run(tc, args)
+		}
 		if runErr != nil {
 			r, err := callbacks.OnToolErrorChain(tc, plugins, a.cfg.OnToolError, t, args, runErr)
 			if err != nil {
@@ -260,6 +280,7 @@ func isEmptyResult(v any) bool {
 }
 
 func buildResponseEvent(ctx *InvocationContext, t callbacks.Tool, result any, tc *toolContext) *session.Event {
+	tc.state.RecordNestedWrites()
 	ev := ctx.newEvent()
 	ev.Content = &genai.Content{Role: "user", Parts: []*genai.Part{{
 		FunctionResponse: &genai.FunctionResponse{ID: tc.callID, Name: t.Name(), Response: asResultMap(result)},

@@ -412,6 +412,9 @@ func (r *Runner) runWithPlugins(ictx *InvocationContext, yield func(*session.Eve
 		ev.Content = early
 		return emit(ev)
 	}
+	if la, ok := ictx.agent.(*LlmAgent); ok && ictx.agent == r.tree.root && la.cfg.Mode == ModeTask {
+		return r.runRootTask(ictx, la, emit, yield)
+	}
 	for ev, err := range runAgent(ictx, ictx.agent) {
 		if err != nil {
 			return r.recordFailure(ictx, err, yield)
@@ -421,6 +424,27 @@ func (r *Runner) runWithPlugins(ictx *InvocationContext, yield func(*session.Eve
 		}
 	}
 	return nil
+}
+
+// runRootTask runs a root LlmAgent in task mode as google-adk's node
+// runtime does: in the isolation scope of its node path (so the user's
+// replies join it while it waits), until finish_task is answered; the
+// terminal event then carries the task result as its output.
+func (r *Runner) runRootTask(ictx *InvocationContext, la *LlmAgent, emit emitter, yield func(*session.Event, error) bool) error {
+	ictx.isolationScope = ictx.nodePath
+	var runErr error
+	runTask(ictx, la, func(ev *session.Event, err error) bool {
+		if err != nil {
+			runErr = r.recordFailure(ictx, err, yield)
+			return false
+		}
+		if err := emit(ev); err != nil {
+			runErr = err
+			return false
+		}
+		return true
+	})
+	return runErr
 }
 
 // recordFailure handles an agent's failure. With an LlmAgent at the root

@@ -456,6 +456,14 @@ func findActiveTaskScope(events []*session.Event) (scope, invocationID string, o
 	return "", "", false
 }
 
+// taskAwaitingUser reports whether a task delegation of this invocation
+// waits for the user: the invocation pauses there, as on a long-running
+// call, so workflow agents run no further children until it finishes.
+func (c *InvocationContext) taskAwaitingUser() bool {
+	_, inv, ok := findActiveTaskScope(c.inv.session.Events())
+	return ok && inv == c.inv.id
+}
+
 // resolveTaskDelegator maps an agent inside a task delegation to the agent
 // that delegated it (google-adk _resolve_task_delegator): the next user
 // message goes to the delegating agent, which resumes the task.

@@ -25,7 +25,7 @@ func NewSequentialAgent(info AgentInfo) (*SequentialAgent, error) {
 }
 
 // Run implements Agent. It stops after a child pauses the invocation on a
-// long-running call. In a resumable app it checkpoints the child it starts
+// long-running call, or leaves a task delegation waiting for the user. In a resumable app it checkpoints the child it starts
 // ({"current_sub_agent": name}) and its own end, and a resumed run starts
 // at the child it had reached, without a second checkpoint for it.
 func (a *SequentialAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
@@ -44,14 +44,15 @@ func (a *SequentialAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, 
 				}
 			}
 			resuming = false
-			paused := false
+			paused, scoped := false, false
 			for ev, err := range runAgent(ctx, sub) {
 				if !yield(ev, err) || err != nil {
 					return
 				}
 				paused = paused || shouldPause(ev)
+				scoped = scoped || ev.IsolationScope != ""
 			}
-			if paused {
+			if paused || scoped && ctx.taskAwaitingUser() {
 				return
 			}
 		}
@@ -102,7 +103,8 @@ func NewLoopAgent(info AgentInfo, maxIterations int) (*LoopAgent, error) {
 }
 
 // Run implements Agent. An escalating event lets the sub-agent that made it
-// finish, then ends the loop; a pause on a long-running call stops it. In
+// finish, then ends the loop; a pause on a long-running call, or a task
+// delegation left waiting for the user, stops it. In
 // a resumable app it checkpoints each child it starts with the rounds done
 // ({"current_sub_agent": name, "times_looped": n}) and its own end.
 func (a *LoopAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
@@ -129,13 +131,16 @@ func (a *LoopAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error]
 					}
 				}
 				resuming = false
+				scoped := false
 				for ev, err := range runAgent(ctx, sub) {
 					if !yield(ev, err) || err != nil {
 						return
 					}
 					exit = exit || ev.Actions.Escalate
 					paused = paused || shouldPause(ev)
+					scoped = scoped || ev.IsolationScope != ""
 				}
+				paused = paused || scoped && ctx.taskAwaitingUser()
 				if exit || paused {
 					break
 				}
@@ -260,7 +265,7 @@ func (a *ParallelAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, er
 			if !ok {
 				return
 			}
-			paused = paused || shouldPause(it.ev)
+			paused = paused || shouldPause(it.ev) || it.ev.IsolationScope != "" && ctx.taskAwaitingUser()
 			if it.ev.Actions.Escalate && children[it.ev.Author] {
 				escalated = true
 				cancel()

@@ -702,7 +702,9 @@ _TOOL_KEYS = {
     'name', 'description', 'parameters', 'long_running', 'return',
     'return_args', 'set_state', 'transfer_to_agent', 'escalate',
     'skip_summarization', 'raise', 'error_type', 'builtin',
+    'request_confirmation', 'require_confirmation',
 }
+_CONFIRMATION_KEYS = {'hint', 'payload'}
 _PARAM_KEYS = {'type', 'default', 'optional', 'items'}
 _IDENT = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 
@@ -733,6 +735,11 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
   _check_keys(where, spec, _TOOL_KEYS)
   if not name or not _IDENT.match(name):
     raise ScenarioError(f'{where}: name must be an identifier')
+  confirm = spec.get('request_confirmation')
+  if confirm is not None:
+    if not isinstance(confirm, dict):
+      raise ScenarioError(f'{where}.request_confirmation: expected a mapping')
+    _check_keys(f'{where}.request_confirmation', confirm, _CONFIRMATION_KEYS)
   params = spec.get('parameters') or {}
   sig_parts = []
   for pname, pspec in params.items():
@@ -758,9 +765,19 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
   async def impl(local_vars: dict[str, Any]) -> Any:
     tool_context = local_vars.pop('tool_context')
     args = {k: local_vars[k] for k in params}
-    log.append({'hook': 'tool', 'owner': f'tool:{name}',
-                'agent': tool_context.agent_name, 'tool': name,
-                'args': copy.deepcopy(args)})
+    entry = {'hook': 'tool', 'owner': f'tool:{name}',
+             'agent': tool_context.agent_name, 'tool': name,
+             'args': copy.deepcopy(args)}
+    if tool_context.tool_confirmation is not None:
+      entry['confirmation'] = tool_context.tool_confirmation.model_dump(
+          mode='json', exclude_none=True)
+    log.append(entry)
+    if confirm is not None and tool_context.tool_confirmation is None:
+      tool_context.request_confirmation(
+          hint=confirm.get('hint'), payload=copy.deepcopy(confirm.get('payload')))
+      return {'status': 'confirmation requested'}
+    if confirm is not None and not tool_context.tool_confirmation.confirmed:
+      return {'status': 'rejected'}
     for k, v in (spec.get('set_state') or {}).items():
       tool_context.state[k] = copy.deepcopy(v)
     if 'transfer_to_agent' in spec:
@@ -784,8 +801,10 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
   func = namespace[name]
   func.__module__ = 'conformance_tools'
   if spec.get('long_running'):
+    if spec.get('require_confirmation'):
+      raise ScenarioError(f'{where}: require_confirmation needs a non-long-running tool')
     return LongRunningFunctionTool(func)
-  return FunctionTool(func)
+  return FunctionTool(func, require_confirmation=bool(spec.get('require_confirmation')))
 
 
 # --------------------------------------------------------------------------

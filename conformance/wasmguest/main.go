@@ -304,8 +304,33 @@ func tool(ctx adkhost.ToolContext, in dispatchArgs) (any, error) {
 		}
 		callArgs[p.Name] = v
 	}
-	if err := logEntry(map[string]any{"hook": "tool", "owner": "tool:" + in.Tool, "agent": ctx.Invocation.AgentName, "tool": in.Tool, "args": callArgs}); err != nil {
+	entry := map[string]any{"hook": "tool", "owner": "tool:" + in.Tool, "agent": ctx.Invocation.AgentName, "tool": in.Tool, "args": callArgs}
+	if c := ctx.Confirmation; c != nil {
+		ce := map[string]any{"confirmed": c.Confirmed, "hint": c.Hint}
+		if c.Payload != nil {
+			ce["payload"] = c.Payload
+		}
+		entry["confirmation"] = ce
+	}
+	if err := logEntry(entry); err != nil {
 		return nil, err
+	}
+	if rc := t.RequestConfirmation; rc != nil {
+		if ctx.Confirmation == nil {
+			var payload any
+			if rc.Payload != nil {
+				if payload, err = value(rc.Payload); err != nil {
+					return nil, err
+				}
+			}
+			if err := ctx.RequestConfirmation(rc.Hint, payload); err != nil {
+				return nil, err
+			}
+			return map[string]any{"status": "confirmation requested"}, nil
+		}
+		if !ctx.Confirmation.Confirmed {
+			return map[string]any{"status": "rejected"}, nil
+		}
 	}
 	for _, kv := range t.SetState {
 		if err := adkhost.State().Set(kv.Key, kv.Value); err != nil {

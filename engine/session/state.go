@@ -1,6 +1,9 @@
 package session
 
-import "strings"
+import (
+	"reflect"
+	"strings"
+)
 
 // State is the state view a callback or tool works through (google-adk's
 // State): reads see the pending delta first, then the session; writes land in
@@ -8,18 +11,40 @@ import "strings"
 // the delta persists them.
 //
 // A State is used by one goroutine; the session beneath it is shared safely.
+//
+// Like google-adk 2.13, a write made in place into a map or slice that Get
+// handed out (st.Get("cart") then cart["apples"] = 3) is found by comparing
+// the container with a copy taken at the read; RecordNestedWrites puts such
+// changed keys into the delta. The engine calls it before it turns the
+// actions into an event, and Actions accessors of callback contexts do too.
 type State struct {
 	session *Session
 	actions *EventActions
+	// snapshots holds, by key, the container Get handed out and a deep copy
+	// of it taken then.
+	snapshots map[string]stateSnapshot
 }
+
+type stateSnapshot struct{ handed, copy any }
 
 // NewState returns a view whose writes are recorded in actions.StateDelta.
 func NewState(s *Session, actions *EventActions) *State {
 	return &State{session: s, actions: actions}
 }
 
-// Get returns the value of key.
+// Get returns the value of key. A map or slice is the stored value itself,
+// so writes into it are recorded (see RecordNestedWrites).
 func (st *State) Get(key string) (any, bool) {
+	v, ok := st.lookup(key)
+	if ok && isContainer(v) {
+		if _, tracked := st.snapshots[key]; !tracked {
+			st.snapshot(key, v)
+		}
+	}
+	return v, ok
+}
+
+func (st *State) lookup(key string) (any, bool) {
 	if v, ok := st.actions.StateDelta[key]; ok {
 		return v, true
 	}
@@ -27,6 +52,75 @@ func (st *State) Get(key string) (any, bool) {
 		return nil, false
 	}
 	return st.session.StateValue(key)
+}
+
+// snapshot keeps v beside a copy to compare it with later. A value whose
+// copy differs from it (a NaN inside) could never read as unchanged, so it
+// is left untracked, as google-adk does.
+func (st *State) snapshot(key string, v any) {
+	c := DeepCopy(v)
+	if !reflect.DeepEqual(v, c) {
+		delete(st.snapshots, key)
+		return
+	}
+	if st.snapshots == nil {
+		st.snapshots = map[string]stateSnapshot{}
+	}
+	st.snapshots[key] = stateSnapshot{handed: v, copy: c}
+}
+
+// RecordNestedWrites records in the delta every key whose map or slice,
+// handed out by Get, has changed in place since (google-adk's
+// State._record_nested_writes). A key assigned since the read keeps the
+// assigned value.
+func (st *State) RecordNestedWrites() {
+	if st == nil || st.actions == nil {
+		return
+	}
+	for key, snap := range st.snapshots {
+		current, ok := st.lookup(key)
+		if !ok || !sameContainer(current, snap.handed) {
+			delete(st.snapshots, key)
+			continue
+		}
+		if reflect.DeepEqual(current, snap.copy) {
+			continue
+		}
+		if st.actions.StateDelta == nil {
+			st.actions.StateDelta = map[string]any{}
+		}
+		st.actions.StateDelta[key] = current
+		if st.session != nil {
+			st.session.setState(key, current)
+		}
+		st.snapshot(key, current)
+	}
+}
+
+// isContainer reports whether v is a map or slice, which can change in
+// place.
+func isContainer(v any) bool {
+	if v == nil {
+		return false
+	}
+	k := reflect.TypeOf(v).Kind()
+	return k == reflect.Map || k == reflect.Slice
+}
+
+// sameContainer reports whether a and b are the same map, or slices over
+// the same elements (Python's identity check).
+func sameContainer(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if !va.IsValid() || !vb.IsValid() || va.Type() != vb.Type() {
+		return false
+	}
+	switch va.Kind() {
+	case reflect.Map:
+		return va.UnsafePointer() == vb.UnsafePointer()
+	case reflect.Slice:
+		return va.UnsafePointer() == vb.UnsafePointer() && va.Len() == vb.Len()
+	}
+	return false
 }
 
 // Set writes key. A nil value is stored as null, as google-adk does.
@@ -38,6 +132,7 @@ func (st *State) Set(key string, value any) {
 	if st.session != nil {
 		st.session.setState(key, value)
 	}
+	delete(st.snapshots, key)
 }
 
 // Delta returns the pending changes. It must not be modified.

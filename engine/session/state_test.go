@@ -278,3 +278,52 @@ func TestSessionCommitAndEvents(t *testing.T) {
 		t.Errorf("events = %q", ids)
 	}
 }
+
+// google-adk 2.13 records writes made in place into a dict or list read
+// from the state (State._record_nested_writes); so does State.
+func TestStateRecordsNestedWrites(t *testing.T) {
+	s := session.New("app", "u", "s", map[string]any{
+		"cart": map[string]any{"apples": int64(1)},
+		"tags": []any{"a"},
+		"same": map[string]any{"k": "v"},
+	}, nil, time.Now(), 0)
+	actions := &session.EventActions{}
+	st := session.NewState(s, actions)
+
+	cart, _ := st.Get("cart")
+	cart.(map[string]any)["apples"] = int64(3)
+	tags, _ := st.Get("tags")
+	tags.([]any)[0] = "b"
+	st.Get("same") // read, not changed: not recorded
+	if len(actions.StateDelta) != 0 {
+		t.Fatalf("delta before recording = %v, want empty", actions.StateDelta)
+	}
+	st.RecordNestedWrites()
+	want := map[string]any{"cart": map[string]any{"apples": int64(3)}, "tags": []any{"b"}}
+	if !reflect.DeepEqual(actions.StateDelta, want) {
+		t.Errorf("delta = %v, want %v", actions.StateDelta, want)
+	}
+
+	// Recording again without a new write changes nothing; a later write is
+	// compared with the value recorded last.
+	delete(actions.StateDelta, "tags")
+	st.RecordNestedWrites()
+	if _, ok := actions.StateDelta["tags"]; ok {
+		t.Errorf("an unchanged container was recorded again")
+	}
+	cart.(map[string]any)["pears"] = int64(2)
+	st.RecordNestedWrites()
+	if got := actions.StateDelta["cart"].(map[string]any)["pears"]; got != int64(2) {
+		t.Errorf("second write not recorded: %v", actions.StateDelta["cart"])
+	}
+
+	// An assignment after the read wins over writes into the old container.
+	other := session.NewState(s, &session.EventActions{})
+	old, _ := other.Get("same")
+	other.Set("same", map[string]any{"k": "assigned"})
+	old.(map[string]any)["k"] = "in place"
+	other.RecordNestedWrites()
+	if got := other.Delta()["same"].(map[string]any)["k"]; got != "assigned" {
+		t.Errorf("same = %v, want the assigned value", got)
+	}
+}

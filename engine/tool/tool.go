@@ -30,6 +30,14 @@ type RequestProcessor interface {
 	ProcessRequest(ctx callbacks.ToolContext, req *model.Request) error
 }
 
+// ConfirmationRequirer is implemented by tools that may need the user's
+// confirmation before a call runs (google-adk's require_confirmation). The
+// engine then answers the call with a request for confirmation instead of
+// running it, and runs it once the user confirmed.
+type ConfirmationRequirer interface {
+	RequiresConfirmation(ctx callbacks.ToolContext, args map[string]any) (bool, error)
+}
+
 // LongRunningNote is appended to a long-running tool's description.
 const LongRunningNote = "\n\nNOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status."
 
@@ -42,6 +50,7 @@ type Function struct {
 	params      map[string]any
 	required    []string
 	longRunning bool
+	confirm     func(ctx callbacks.ToolContext, args map[string]any) (bool, error)
 	fn          func(ctx callbacks.ToolContext, args map[string]any) (any, error)
 }
 
@@ -53,7 +62,12 @@ type FunctionConfig struct {
 	Parameters map[string]any
 	// LongRunning marks a tool whose answer may come in a later turn.
 	LongRunning bool
-	Fn          func(ctx callbacks.ToolContext, args map[string]any) (any, error)
+	// RequireConfirmation makes every call wait for the user's
+	// confirmation; RequireConfirmationFn decides per call instead (it
+	// wins when both are set).
+	RequireConfirmation   bool
+	RequireConfirmationFn func(ctx callbacks.ToolContext, args map[string]any) (bool, error)
+	Fn                    func(ctx callbacks.ToolContext, args map[string]any) (any, error)
 }
 
 // NewFunction returns a Function tool.
@@ -64,7 +78,10 @@ func NewFunction(cfg FunctionConfig) (*Function, error) {
 	if cfg.Fn == nil {
 		return nil, fmt.Errorf("tool.NewFunction %q: Fn is required", cfg.Name)
 	}
-	f := &Function{name: cfg.Name, description: cfg.Description, params: cfg.Parameters, longRunning: cfg.LongRunning, fn: cfg.Fn}
+	f := &Function{name: cfg.Name, description: cfg.Description, params: cfg.Parameters, longRunning: cfg.LongRunning, fn: cfg.Fn, confirm: cfg.RequireConfirmationFn}
+	if f.confirm == nil && cfg.RequireConfirmation {
+		f.confirm = func(callbacks.ToolContext, map[string]any) (bool, error) { return true, nil }
+	}
 	if cfg.LongRunning {
 		if f.description == "" {
 			f.description = strings.TrimLeft(LongRunningNote, "\n")
@@ -118,4 +135,15 @@ func (f *Function) Run(ctx callbacks.ToolContext, args map[string]any) (any, err
 	return f.fn(ctx, args)
 }
 
-var _ Tool = (*Function)(nil)
+// RequiresConfirmation implements ConfirmationRequirer.
+func (f *Function) RequiresConfirmation(ctx callbacks.ToolContext, args map[string]any) (bool, error) {
+	if f.confirm == nil {
+		return false, nil
+	}
+	return f.confirm(ctx, args)
+}
+
+var (
+	_ Tool                 = (*Function)(nil)
+	_ ConfirmationRequirer = (*Function)(nil)
+)

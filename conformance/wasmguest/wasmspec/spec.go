@@ -65,6 +65,14 @@ type ToolSpec struct {
 	ReturnArgs        bool            `json:"return_args,omitempty"`
 	HasReturn         bool            `json:"has_return,omitempty"`
 	Return            json.RawMessage `json:"return,omitempty"`
+	// RequestConfirmation makes the tool ask for confirmation first.
+	RequestConfirmation *Confirmation `json:"request_confirmation,omitempty"`
+}
+
+// Confirmation is a tool's request_confirmation behaviour.
+type Confirmation struct {
+	Hint    string          `json:"hint,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
 // When holds an item's conditions.
