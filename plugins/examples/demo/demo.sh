@@ -1,0 +1,59 @@
+#!/bin/sh
+# make demo: build the example modules and adkhost, start `adkhost serve` on a
+# fresh bbolt store, upload the Wasm weather tool and C guardrail over the
+# admin API, register the demo app, hold a conversation over the run API,
+# stop the server. Offline with the scripted model; with Gemini when
+# GOOGLE_API_KEY or GEMINI_API_KEY is set.
+set -eu
+GO=${GO:-go}
+MAKE=${MAKE:-make}
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+cd "$root"
+
+echo "== building the example modules and adkhost"
+"$MAKE" --no-print-directory examples GO="$GO" >/dev/null
+"$GO" build -o bin/adkhost ./cmd/adkhost
+
+data=$(mktemp -d)
+port=${DEMO_PORT:-18765}
+server=http://127.0.0.1:$port
+token=demo-token-$$
+admin="--server $server --token $token"
+pid=
+cleanup() {
+	if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	rm -rf "$data"
+}
+trap cleanup EXIT INT TERM
+
+echo "== starting adkhost serve on $server (store in $data)"
+bin/adkhost serve --addr "127.0.0.1:$port" --data "$data" --admin-token "$token" --log-level warn &
+pid=$!
+i=0
+until bin/adkhost app list $admin >/dev/null 2>&1; do
+	i=$((i + 1))
+	if [ "$i" -gt 200 ] || ! kill -0 "$pid" 2>/dev/null; then echo "the server did not start" >&2; exit 1; fi
+	sleep 0.1
+done
+
+echo "== uploading modules and registering the app (admin API)"
+bin/adkhost module upload plugins/examples/build/weather.wasm --name weather $admin
+bin/adkhost module upload plugins/examples/build/guardrail-c.wasm --name guardrail $admin
+app=plugins/examples/demo
+if [ -n "${GOOGLE_API_KEY:-}${GEMINI_API_KEY:-}" ]; then
+	echo "   (a Gemini key is set: the app uses gemini-2.5-flash)"
+	mkdir -p "$data/app"
+	sed 's/^model: scripted .*/model: gemini-2.5-flash/' plugins/examples/demo/root_agent.yaml >"$data/app/root_agent.yaml"
+	app=$data/app
+fi
+bin/adkhost app register "$app" --name weather_assistant $admin
+
+echo "== conversation (run API: POST /run, then POST /run_sse)"
+"$GO" run ./plugins/examples/demo/client -server "$server" -app weather_assistant
+
+echo
+echo "== stopping the server"
+kill -TERM "$pid"
+wait "$pid" || true
+pid=
+echo "done"
