@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,18 +21,79 @@ import (
 type committer struct {
 	db       *DB
 	maxGroup int
+	// gatherFor bounds how long a leader waits for the writers it just
+	// acknowledged to announce their next write (0: no wait);
+	// gatherMax how long it waits for announced writes (see gather).
+	gatherFor, gatherMax time.Duration
 
 	mu         sync.Mutex
 	pending    []*write
 	committing bool
 	// lastGroup is the size of the group committed last: writers that
-	// likely append again at once.
+	// likely append again at once; lastTook is how long it took.
 	lastGroup int
-	// gatherFor bounds how long a leader waits for them (0: no wait).
-	gatherFor time.Duration
+	lastTook  time.Duration
+	// preparing counts writes announced (announce) and not yet pending:
+	// their writers are encoding them and will submit within microseconds.
+	preparing int
+	// gathering is set while a leader waits in gather: arrivals then
+	// signal wake.
+	gathering bool
+	wake      chan struct{}
 
 	// commits counts transactions committed (for tests and the bench).
 	commits atomic.Uint64
+}
+
+// ticket is a write announced to the committer before it is encoded, so
+// that a leader gathering a group waits for it rather than committing
+// without it. submit or cancel ends it.
+type ticket struct {
+	c    *committer
+	done bool
+}
+
+// announce tells c a write is coming. The caller must call cancel (a
+// no-op once the write was submitted) on every path, and must not hold
+// anything a pending write may wait for (the group waits for it).
+func (c *committer) announce() *ticket {
+	c.mu.Lock()
+	c.preparing++
+	c.mu.Unlock()
+	return &ticket{c: c}
+}
+
+// cancel withdraws an announced write that will not be submitted. Only
+// the announcing goroutine uses t, so done is read without the lock.
+func (t *ticket) cancel() {
+	if t.done {
+		return
+	}
+	c := t.c
+	c.mu.Lock()
+	t.end()
+	c.mu.Unlock()
+}
+
+// end counts the ticket's write as no longer being prepared. c.mu is held.
+func (t *ticket) end() {
+	if t == nil || t.done {
+		return
+	}
+	t.done = true
+	t.c.preparing--
+	t.c.signal()
+}
+
+// signal wakes a gathering leader. c.mu is held.
+func (c *committer) signal() {
+	if !c.gathering {
+		return
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 // write is one change waiting to be committed.
@@ -41,8 +101,9 @@ type write struct {
 	// apply makes the change in tx. It may run more than once, in a new
 	// transaction each time, so it must be idempotent; it returns an error
 	// made by refuse when the change is refused before anything was
-	// written (the other writes of the group go on).
-	apply func(tx *bbolt.Tx) error
+	// written (the other writes of the group go on). alone is true when
+	// the transaction holds this write only.
+	apply func(tx *bbolt.Tx, alone bool) error
 	err   error
 	// done gets true when this writer is to lead the next group, false
 	// when its write is finished and err is set.
@@ -62,15 +123,26 @@ func refuse(err error) error { return refusal{err} }
 // do commits apply, grouped with concurrent writes, and returns once the
 // transaction that holds it is on disk (or has failed).
 func (c *committer) do(apply func(tx *bbolt.Tx) error) error {
+	return c.submit(nil, func(tx *bbolt.Tx, _ bool) error { return apply(tx) })
+}
+
+// submit is do for a write announced with t (nil: not announced), whose
+// apply is told whether it is alone in its transaction.
+func (c *committer) submit(t *ticket, apply func(tx *bbolt.Tx, alone bool) error) error {
 	db := c.db
 	db.life.RLock()
 	defer db.life.RUnlock()
 	if db.closed {
+		if t != nil {
+			t.cancel()
+		}
 		return ErrClosed
 	}
 	w := &write{apply: apply, done: make(chan bool, 1)}
 	c.mu.Lock()
 	c.pending = append(c.pending, w)
+	t.end()
+	c.signal()
 	if c.committing {
 		c.mu.Unlock()
 		if lead := <-w.done; !lead {
@@ -87,10 +159,12 @@ func (c *committer) do(apply func(tx *bbolt.Tx) error) error {
 	c.pending = append(c.pending[:0], c.pending[n:]...)
 	c.mu.Unlock()
 
+	began := time.Now()
 	c.run(group)
+	took := time.Since(began)
 
 	c.mu.Lock()
-	c.lastGroup = len(group)
+	c.lastGroup, c.lastTook = len(group), took
 	if len(c.pending) > 0 {
 		next := c.pending[0]
 		c.mu.Unlock()
@@ -103,23 +177,65 @@ func (c *committer) do(apply func(tx *bbolt.Tx) error) error {
 	return w.err
 }
 
-// gather lets the writers of the group committed last join the next one:
-// they were acknowledged a moment ago and are likely preparing their next
-// write. Without this, concurrent writers split into two cohorts that
-// take turns, each commit carrying half of them. The leader yields its
-// CPU until as many writes are pending as were just committed plus those
-// that were already waiting, or gatherFor has passed. A lone writer never
-// waits: the last group was itself. c.mu is held.
+// gather holds the group open for the writes about to arrive, so that
+// concurrent writers share one transaction instead of splitting into
+// cohorts that take turns, each commit carrying part of them. It waits,
+// blocked (the CPU goes to the writers it waits for), while
+//
+//   - writes are announced but not yet submitted: their writers are
+//     encoding them (up to gatherMax), or
+//   - fewer writes are pending than the group committed last: those
+//     writers were acknowledged a moment ago and are likely about to
+//     announce their next write. This waits up to gatherFor, or up to as
+//     long as the last commit took if that is longer (at most
+//     gatherMax): on a loaded machine the writers may need that long to
+//     get a CPU, and a commit carrying all of them is worth a wait as
+//     long as a commit.
+//
+// A full group (maxGroup) never waits, nor does a lone writer: its last
+// group was itself and nothing else is announced. c.mu is held.
 func (c *committer) gather() {
-	want := min(c.lastGroup+len(c.pending)-1, c.maxGroup)
-	if c.gatherFor <= 0 || len(c.pending) >= want {
+	if c.gatherFor <= 0 {
 		return
 	}
-	deadline := time.Now().Add(c.gatherFor)
-	for len(c.pending) < want && time.Now().Before(deadline) {
+	var start time.Time
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for len(c.pending) < c.maxGroup {
+		var limit time.Duration
+		switch {
+		case c.preparing > 0:
+			limit = c.gatherMax
+		case len(c.pending) < c.lastGroup:
+			limit = min(max(c.gatherFor, c.lastTook), c.gatherMax)
+		default:
+			return
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		left := limit - time.Since(start)
+		if left <= 0 {
+			return
+		}
+		c.gathering = true
 		c.mu.Unlock()
-		runtime.Gosched()
+		// One timer for the whole wait: each arrival wakes this loop.
+		if timer == nil {
+			timer = time.NewTimer(left)
+		} else {
+			timer.Reset(left)
+		}
+		select {
+		case <-c.wake:
+		case <-timer.C:
+		}
 		c.mu.Lock()
+		c.gathering = false
 	}
 }
 
@@ -133,7 +249,7 @@ func (c *committer) run(group []*write) {
 		return c.db.bdb.Update(func(tx *bbolt.Tx) error {
 			changed := false
 			for _, w := range group {
-				w.err = w.apply(tx)
+				w.err = w.apply(tx, len(group) == 1)
 				if w.err != nil && !isRefusal(w.err) {
 					return w.err
 				}
@@ -154,7 +270,9 @@ func (c *committer) run(group []*write) {
 		group[0].err = err
 	default:
 		for _, w := range group {
-			w.err = guard(c.db.path, func() error { return c.db.bdb.Update(w.apply) })
+			w.err = guard(c.db.path, func() error {
+				return c.db.bdb.Update(func(tx *bbolt.Tx) error { return w.apply(tx, true) })
+			})
 			if w.err == nil {
 				c.commits.Add(1)
 			}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -142,5 +143,76 @@ func TestGroupCommitRetries(t *testing.T) {
 	}
 	if has(t, db, "3") {
 		t.Errorf("the failed write is in the file")
+	}
+}
+
+// TestGroupWaitsForAnnounced checks that a commit waits for a write
+// announced before it started (its writer is encoding it), so both share
+// one transaction, and that a write announced but never submitted holds a
+// commit back no longer than gatherMax.
+func TestGroupWaitsForAnnounced(t *testing.T) {
+	db := openTest(t)
+	c := &db.commit
+	setMax := func(d time.Duration) {
+		c.mu.Lock()
+		c.gatherMax = d
+		c.mu.Unlock()
+	}
+	// A lone writer commits at once, alone.
+	before := c.commits.Load()
+	if err := c.do(putTest("lone")); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.commits.Load() - before; n != 1 {
+		t.Fatalf("a lone write took %d commits", n)
+	}
+
+	// Long enough for this test's goroutines to be scheduled on a loaded
+	// machine; the wait ends when the announced write arrives.
+	setMax(time.Minute)
+	tk := c.announce()
+	before = c.commits.Load()
+	first := make(chan error, 1)
+	go func() { first <- c.do(putTest("first")) }()
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if err := c.submit(tk, func(tx *bbolt.Tx, alone bool) error {
+		if alone {
+			return errors.New("the announced write was committed alone")
+		}
+		return putTest("announced")(tx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if n := c.commits.Load() - before; n != 1 {
+		t.Fatalf("the announced write and the one waiting for it took %d commits, want 1", n)
+	}
+	for _, k := range []string{"first", "announced"} {
+		if !has(t, db, k) {
+			t.Fatalf("%q is not stored", k)
+		}
+	}
+
+	// An announced write that never comes delays a commit by gatherMax.
+	const wait = 20 * time.Millisecond
+	setMax(wait)
+	tk = c.announce()
+	defer tk.cancel()
+	start := time.Now()
+	if err := c.do(putTest("late")); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < wait || d > 100*wait {
+		t.Fatalf("commit with an announced write outstanding took %v, want about %v", d, wait)
 	}
 }

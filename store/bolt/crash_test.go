@@ -27,12 +27,16 @@ import (
 // moment, reopens the file and checks that every acknowledged event is
 // there, in order, with state equal to replaying the stored events, and
 // that the file opens and verifies without repair. Many rounds run on the
-// same file.
+// same file; in every other round the writers take turns, so each append
+// commits alone and goes through the tail bucket.
 const (
 	crashChildEnv  = "ADKHOST_BOLT_CRASH_CHILD"
 	crashRoundsEnv = "ADKHOST_BOLT_CRASH_ROUNDS"
-	crashWriters   = 16
-	crashApp       = "crash"
+	// crashOneAtATimeEnv makes the child's writers take turns, so that
+	// every append commits alone and goes through the tail.
+	crashOneAtATimeEnv = "ADKHOST_BOLT_CRASH_ONE_AT_A_TIME"
+	crashWriters       = 16
+	crashApp           = "crash"
 )
 
 func crashSession(g int) (user, id string) { return fmt.Sprintf("u%d", g%2), fmt.Sprintf("g%02d", g) }
@@ -95,6 +99,8 @@ func TestCrashChild(t *testing.T) {
 		sessions[g] = s
 	}
 	say("ready\n")
+	var turn sync.Mutex
+	oneAtATime := os.Getenv(crashOneAtATimeEnv) != ""
 	var wg sync.WaitGroup
 	for g := range crashWriters {
 		wg.Go(func() {
@@ -102,11 +108,17 @@ func TestCrashChild(t *testing.T) {
 				e := session.NewEvent("inv", "agent", "")
 				e.ID = crashEventID(g, i)
 				e.Actions.StateDelta = crashDelta(g, i)
+				if oneAtATime {
+					turn.Lock()
+				}
 				if err := svc.AppendEvent(ctx, sessions[g], e); err != nil {
 					fmt.Fprintf(os.Stderr, "child append %s: %v\n", e.ID, err)
 					os.Exit(2)
 				}
 				say("ack %d %d\n", g, i)
+				if oneAtATime {
+					turn.Unlock()
+				}
 			}
 		})
 	}
@@ -140,13 +152,15 @@ func TestCrash(t *testing.T) {
 		m.sessions[g] = map[string]any{}
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
-	totalAcks, killedWriting := 0, 0
+	totalAcks, killedWriting, withStaged := 0, 0, 0
 	start := time.Now()
 	for round := range rounds {
 		// Most rounds kill the child while it appends; every fifth, at any
 		// moment from its start (opening, creating sessions).
 		delay := time.Duration(20+rng.IntN(181)) * time.Millisecond
-		acks, ready := runCrashChild(t, path, delay, round%5 != 4)
+		// Odd rounds append one at a time: each append commits alone,
+		// staged in the tail, which fills and is settled into the log.
+		acks, ready := runCrashChild(t, path, delay, round%5 != 4, round%2 == 1)
 		if ready {
 			killedWriting++
 		}
@@ -159,12 +173,15 @@ func TestCrash(t *testing.T) {
 			}
 		}
 		full := round == rounds-1 || round%10 == 9
-		checkCrashFile(t, path, m, full, round)
+		if checkCrashFile(t, path, m, full, round) > 0 {
+			withStaged++
+		}
 		if t.Failed() {
 			t.Fatalf("round %d failed", round)
 		}
 	}
-	t.Logf("%d rounds (%d killed while appending) in %v: %d acknowledged appends, all found", rounds, killedWriting, time.Since(start).Round(time.Millisecond), totalAcks)
+	t.Logf("%d rounds (%d killed while appending, %d leaving events staged in the tail) in %v: %d acknowledged appends, all found",
+		rounds, killedWriting, withStaged, time.Since(start).Round(time.Millisecond), totalAcks)
 	if totalAcks == 0 {
 		t.Fatalf("no append was acknowledged in %d rounds", rounds)
 	}
@@ -173,10 +190,13 @@ func TestCrash(t *testing.T) {
 // runCrashChild starts the child, kills it with SIGKILL delay after it is
 // ready (or after its start, if !afterReady), and returns the acknowledged
 // indexes per writer, in the order they were acknowledged.
-func runCrashChild(t *testing.T, path string, delay time.Duration, afterReady bool) (acks [crashWriters][]int, ready bool) {
+func runCrashChild(t *testing.T, path string, delay time.Duration, afterReady, oneAtATime bool) (acks [crashWriters][]int, ready bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+	if oneAtATime {
+		cmd.Env = append(cmd.Env, crashOneAtATimeEnv+"=1")
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -234,7 +254,7 @@ func runCrashChild(t *testing.T, path string, delay time.Duration, afterReady bo
 // checkCrashFile reopens the file and checks it against m, moving m to
 // what is now stored. full rereads every event; otherwise only those
 // stored since the last check are read.
-func checkCrashFile(t *testing.T, path string, m *crashModel, full bool, round int) {
+func checkCrashFile(t *testing.T, path string, m *crashModel, full bool, round int) (staged int) {
 	t.Helper()
 	db, err := bolt.Open(path, bolt.Config{})
 	if err != nil {
@@ -244,6 +264,7 @@ func checkCrashFile(t *testing.T, path string, m *crashModel, full bool, round i
 	if err := db.Verify(); err != nil {
 		t.Fatalf("round %d: verify after kill: %v", round, err)
 	}
+	staged = bolt.StagedEvents(t, db)
 	svc := db.Sessions()
 	ctx := context.Background()
 	if full {
@@ -323,4 +344,5 @@ func checkCrashFile(t *testing.T, path string, m *crashModel, full bool, round i
 			t.Fatalf("round %d: writer %d: state\n got %v\nwant %v (replay of %d events)", round, g, st, want, m.count[g])
 		}
 	}
+	return staged
 }

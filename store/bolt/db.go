@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,16 +17,21 @@ import (
 
 // FormatVersion is the on-disk format this build reads and writes. It is
 // stored in the file (bucket "adkhost", key "format"); README.md describes
-// format 1.
-const FormatVersion = 1
+// format 2. Open upgrades a format 1 file, which lacks only the tail
+// bucket, in place.
+const FormatVersion = 2
 
 // DefaultLockTimeout is how long Open waits for another process to release
 // the file when Config.LockTimeout is zero.
 const DefaultLockTimeout = 5 * time.Second
 
 // gatherFor bounds how long a group commit waits for the writers it just
-// acknowledged to come back (see committer.gather).
-const gatherFor = 200 * time.Microsecond
+// acknowledged to come back, gatherMax how long it waits for writes
+// announced and being encoded (see committer.gather).
+const (
+	gatherFor = 200 * time.Microsecond
+	gatherMax = 2 * time.Millisecond
+)
 
 // DefaultMaxGroup is the largest number of writes committed in one
 // transaction when Config.MaxGroup is zero.
@@ -92,6 +98,7 @@ var (
 	bucketMeta          = []byte("adkhost")
 	bucketSessions      = []byte("sessions")
 	bucketEvents        = []byte("events")
+	bucketTail          = []byte("tail")
 	bucketAppState      = []byte("app_state")
 	bucketUserState     = []byte("user_state")
 	bucketArtifacts     = []byte("artifacts")
@@ -101,7 +108,7 @@ var (
 
 	keyFormat = []byte("format")
 
-	allBuckets = [][]byte{bucketSessions, bucketEvents, bucketAppState, bucketUserState,
+	allBuckets = [][]byte{bucketSessions, bucketEvents, bucketTail, bucketAppState, bucketUserState,
 		bucketArtifacts, bucketRegistryApps, bucketRegistryMods, bucketRegistryInfos}
 )
 
@@ -160,7 +167,7 @@ func Open(path string, cfg Config) (*DB, error) {
 		maxGroup = DefaultMaxGroup
 	}
 	db := &DB{path: path, bdb: bdb}
-	db.commit = committer{db: db, maxGroup: maxGroup, gatherFor: gatherFor}
+	db.commit = committer{db: db, maxGroup: maxGroup, gatherFor: gatherFor, gatherMax: gatherMax, wake: make(chan struct{}, 1)}
 	if err := db.initLayout(); err != nil {
 		bdb.Close()
 		return nil, err
@@ -199,7 +206,7 @@ func (db *DB) Close() error {
 // initLayout checks the format marker, or writes it and the buckets into a
 // new file.
 func (db *DB) initLayout() error {
-	var missing bool
+	var missing, upgrade bool
 	err := db.view(func(tx *bbolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
@@ -215,18 +222,34 @@ func (db *DB) initLayout() error {
 		if len(v) != 4 {
 			return db.corrupt("format marker is %d bytes, want 4", len(v))
 		}
-		if ver := binary.BigEndian.Uint32(v); ver != FormatVersion {
+		switch ver := binary.BigEndian.Uint32(v); ver {
+		case FormatVersion:
+		case 1:
+			upgrade = true
+		default:
 			return &FormatError{Path: db.path, Version: ver}
 		}
 		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
+			if tx.Bucket(b) == nil && !(upgrade && bytes.Equal(b, bucketTail)) {
 				return db.corrupt("bucket %q is missing", b)
 			}
 		}
 		return nil
 	})
-	if err != nil || !missing {
+	switch {
+	case err != nil:
 		return err
+	case upgrade:
+		// Format 1 is format 2 without the tail bucket: add it and the new
+		// marker in one transaction.
+		return db.update(func(tx *bbolt.Tx) error {
+			if _, err := tx.CreateBucket(bucketTail); err != nil {
+				return fmt.Errorf("bolt: %s: upgrade to format %d: %w", db.path, FormatVersion, err)
+			}
+			return tx.Bucket(bucketMeta).Put(keyFormat, binary.BigEndian.AppendUint32(nil, FormatVersion))
+		})
+	case !missing:
+		return nil
 	}
 	return db.update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucket(bucketMeta)

@@ -23,18 +23,24 @@
 // committed commits at once, alone, on its own goroutine: a single writer
 // pays nothing for grouping. Writes that arrive while a commit is under way
 // wait for it and are committed together, in arrival order, in the next
-// transaction, which starts as soon as the previous one finishes. The one
-// pause: when fewer writes are waiting than the previous group held, the
-// next commit waits up to 200 µs for the writers just acknowledged to come
-// back, so that concurrent writers do not settle into two halves taking
-// turns. There is no timer otherwise; bbolt's DB.Batch instead waits
-// MaxBatchDelay (10 ms by default) before each batch. As with DB.Batch, the
-// function that applies a write may run more than once: if any write of a
-// group fails for a reason other than its own precondition (a stale
-// session, an existing id), the group's transaction is rolled back and each
-// write is retried in a transaction of its own. Those functions are
-// therefore idempotent: they read what they need from the transaction and
-// keep nothing from one run to the next.
+// transaction, which starts as soon as the previous one finishes. It waits
+// only for writes known to be on their way: appends announced and still
+// encoding their event, and, when fewer writes are pending than the
+// previous group held, the writers just acknowledged (for as long as the
+// previous commit took, within 200 µs to 2 ms), so that concurrent writers
+// do not settle into two halves taking turns. bbolt's DB.Batch instead
+// waits MaxBatchDelay (10 ms by default) before each batch. As with
+// DB.Batch, the function that applies a write may run more than once: if
+// any write of a group fails for a reason other than its own precondition
+// (a stale session, an existing id), the group's transaction is rolled
+// back and each write is retried in a transaction of its own. Those
+// functions are therefore idempotent: they read what they need from the
+// transaction and keep nothing from one run to the next.
+//
+// An append committed alone is staged in a small bucket (README.md,
+// "Why this shape"), which it rewrites instead of the right edge of the
+// event log and the session's header: a lone writer's transaction writes
+// nearly as few pages as an update of one small key.
 //
 // # Concurrency and cost
 //

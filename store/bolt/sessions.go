@@ -142,24 +142,22 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 	key := sessionKey(req.AppName, req.UserID, req.SessionID)
 	var out *session.Session
 	err := s.db.view(func(tx *bbolt.Tx) error {
-		sessions := tx.Bucket(bucketSessions)
-		v := sessions.Get(tagKey(key, tagHeader))
-		if v == nil {
-			return session.ErrNotFound
-		}
-		h, err := decodeHeader(v)
-		if err != nil {
-			return s.db.corrupt("%v", err)
-		}
-		state, err := s.state(tx, req.AppName, req.UserID, sessions.Get(tagKey(key, tagState)), nil, nil)
-		if err != nil {
-			return err
-		}
-		events, err := readEvents(tx.Bucket(bucketEvents), key, h, req.NumRecentEvents, req.After)
+		cur, ok, err := loadSession(tx, key)
 		if err != nil {
 			return s.db.corrupt("session %q: %v", req.SessionID, err)
 		}
-		out = session.New(req.AppName, req.UserID, req.SessionID, state, events, time.UnixMicro(h.lastUpdate), h.rev)
+		if !ok {
+			return session.ErrNotFound
+		}
+		state, err := s.state(tx, req.AppName, req.UserID, cur.state, nil, nil)
+		if err != nil {
+			return err
+		}
+		events, err := readEvents(tx.Bucket(bucketEvents), key, cur, req.NumRecentEvents, req.After)
+		if err != nil {
+			return s.db.corrupt("session %q: %v", req.SessionID, err)
+		}
+		out = session.New(req.AppName, req.UserID, req.SessionID, state, events, time.UnixMicro(cur.h.lastUpdate), cur.h.rev)
 		return nil
 	})
 	if err != nil {
@@ -196,13 +194,14 @@ func (s *SessionService) state(tx *bbolt.Tx, app, user string, own []byte, appSt
 	return state, nil
 }
 
-// chain calls fn for the session's events from the newest back, until fn
-// returns false, checking that each belongs to the session.
-func chain(events *bbolt.Bucket, key []byte, h header, fn func(seq uint64, r eventRecord) (bool, error)) error {
+// chain calls fn for the session's events in the log, from last back,
+// until fn returns false, checking that each belongs to the session and
+// that there are no more than count.
+func chain(events *bbolt.Bucket, key []byte, last, count uint64, fn func(seq uint64, r eventRecord) (bool, error)) error {
 	n := uint64(0)
-	for seq := h.last; seq != 0; n++ {
-		if n >= h.count {
-			return fmt.Errorf("event chain longer than the %d events its header counts", h.count)
+	for seq := last; seq != 0; n++ {
+		if n >= count {
+			return fmt.Errorf("event chain longer than the %d events its header counts", count)
 		}
 		v := events.Get(u64(seq))
 		if v == nil {
@@ -228,22 +227,32 @@ func chain(events *bbolt.Bucket, key []byte, h header, fn func(seq uint64, r eve
 
 // readEvents returns a session's events, selected as session.FilterEvents
 // does: at most numRecent of the latest (if positive), then only the
-// latest run of those at or after after (if set).
-func readEvents(events *bbolt.Bucket, key []byte, h header, numRecent int, after time.Time) ([]*session.Event, error) {
-	want := h.count
+// latest run of those at or after after (if set). The newest are the
+// staged ones, then the log's.
+func readEvents(events *bbolt.Bucket, key []byte, cur staged, numRecent int, after time.Time) ([]*session.Event, error) {
+	want := cur.h.count
 	if numRecent > 0 {
 		want = min(want, uint64(numRecent))
 	}
 	raw := make([][]byte, 0, min(want, 1024)) // want comes from the file: do not trust it with memory
-	err := chain(events, key, h, func(seq uint64, r eventRecord) (bool, error) {
-		if uint64(len(raw)) >= want || (!after.IsZero() && time.UnixMicro(r.tsMicro).Before(after)) {
-			return false, nil
+	take := func(tsMicro int64, json []byte) bool {
+		if uint64(len(raw)) >= want || (!after.IsZero() && time.UnixMicro(tsMicro).Before(after)) {
+			return false
 		}
-		raw = append(raw, r.json)
-		return true, nil
-	})
-	if err != nil {
-		return nil, err
+		raw = append(raw, json)
+		return true
+	}
+	more := true
+	for i := len(cur.events) - 1; i >= 0 && more; i-- {
+		more = take(cur.events[i].tsMicro, cur.events[i].json)
+	}
+	if more {
+		err := chain(events, key, cur.h.last, cur.logCount(), func(seq uint64, r eventRecord) (bool, error) {
+			return take(r.tsMicro, r.json), nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	slices.Reverse(raw)
 	return decodeEvents(raw)
@@ -263,8 +272,10 @@ func decodeEvents(raw [][]byte) ([]*session.Event, error) {
 			}
 		}()
 		for i := first; i < len(raw); i += step {
+			// Event.UnmarshalJSON checks its input as json.Unmarshal does:
+			// calling it directly saves json.Unmarshal's first pass.
 			e := new(session.Event)
-			if err := json.Unmarshal(raw[i], e); err != nil {
+			if err := e.UnmarshalJSON(raw[i]); err != nil {
 				return fmt.Errorf("stored event: %v", err)
 			}
 			out[i] = e
@@ -303,6 +314,17 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) ([]
 			return s.db.corrupt("%v", err)
 		}
 		userStates := map[string]map[string]any{}
+		// Tail entries supersede the header and state in sessions; the
+		// tail is small, so read those under prefix once.
+		tails := map[string]staged{}
+		tc := tx.Bucket(bucketTail).Cursor()
+		for k, v := tc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = tc.Next() {
+			t, err := decodeStaged(v)
+			if err != nil {
+				return s.db.corrupt("tail entry %q: %v", k, err)
+			}
+			tails[string(k)] = t
+		}
 		sessions := tx.Bucket(bucketSessions)
 		c := sessions.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -326,6 +348,10 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) ([]
 			if err != nil {
 				return s.db.corrupt("session %q: %v", id, err)
 			}
+			own := sessions.Get(tagKey(key, tagState))
+			if t, ok := tails[string(key)]; ok {
+				h, own = t.h, t.state
+			}
 			userState := userStates[user]
 			if userState == nil {
 				userState = map[string]any{}
@@ -334,7 +360,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) ([]
 				}
 				userStates[user] = userState
 			}
-			state, err := s.state(tx, app, user, sessions.Get(tagKey(key, tagState)), appState, userState)
+			state, err := s.state(tx, app, user, own, appState, userState)
 			if err != nil {
 				return err
 			}
@@ -363,18 +389,16 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 	key := sessionKey(req.AppName, req.UserID, req.SessionID)
 	hk := tagKey(key, tagHeader)
 	err := s.db.commit.do(func(tx *bbolt.Tx) error {
-		sessions := tx.Bucket(bucketSessions)
-		v := sessions.Get(hk)
-		if v == nil {
-			return refuse(errAbsent)
-		}
-		h, err := decodeHeader(v)
+		cur, ok, err := loadSession(tx, key)
 		if err != nil {
-			return s.db.corrupt("%v", err)
+			return s.db.corrupt("session %q: %v", req.SessionID, err)
+		}
+		if !ok {
+			return refuse(errAbsent)
 		}
 		events := tx.Bucket(bucketEvents)
 		var seqs []uint64
-		if err := chain(events, key, h, func(seq uint64, _ eventRecord) (bool, error) {
+		if err := chain(events, key, cur.h.last, cur.logCount(), func(seq uint64, _ eventRecord) (bool, error) {
 			seqs = append(seqs, seq)
 			return true, nil
 		}); err != nil {
@@ -385,6 +409,12 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 				return err
 			}
 		}
+		if tail := tx.Bucket(bucketTail); tail.Get(key) != nil {
+			if err := tail.Delete(key); err != nil {
+				return err
+			}
+		}
+		sessions := tx.Bucket(bucketSessions)
 		if err := sessions.Delete(hk); err != nil {
 			return err
 		}
@@ -413,6 +443,10 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	key := sessionKey(sess.AppName, sess.UserID, sess.ID)
 	unlock := s.locks.lock(string(key))
 	defer unlock()
+	// Announced once the session's lock is held: a group commit waits for
+	// announced writes, and must not wait for one queued behind it.
+	t := s.db.commit.announce()
+	defer t.cancel()
 	rev := sess.Revision()
 
 	// Encode the event as it will be stored, without changing e until the
@@ -425,7 +459,9 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 		stored.Timestamp = time.Now()
 	}
 	stored.Actions.StateDelta = withoutTemp(e.Actions.StateDelta)
-	data, err := json.Marshal(&stored)
+	// Event.MarshalJSON's output is json.Marshal's, already compact:
+	// calling it directly skips json.Marshal's second pass over it.
+	data, err := stored.MarshalJSON()
 	if err != nil {
 		return fail(fmt.Errorf("encode event %s: %w", stored.ID, err))
 	}
@@ -444,9 +480,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	}
 	// The time google-adk's float seconds keep, which Get's After compares.
 	ts := session.FloatToTime(session.TimeToFloat(stored.Timestamp)).UnixMicro()
-	hk := tagKey(key, tagHeader)
-	merges, err := s.prepareMerges([]*merge{
-		{bucket: bucketSessions, key: tagKey(key, tagState), delta: own},
+	ownMerge, merges, err := s.prepareMerges(&merge{key: key, delta: own}, []*merge{
 		{bucket: bucketAppState, key: appKey(sess.AppName), delta: appDelta},
 		{bucket: bucketUserState, key: userKey(sess.AppName, sess.UserID), delta: userDelta},
 	})
@@ -455,35 +489,47 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	}
 
 	var newRev uint64
-	err = s.db.commit.do(func(tx *bbolt.Tx) error {
-		sessions := tx.Bucket(bucketSessions)
-		v := sessions.Get(hk)
-		if v == nil {
-			return refuse(session.ErrNotFound)
-		}
-		h, err := decodeHeader(v)
+	err = s.db.commit.submit(t, func(tx *bbolt.Tx, alone bool) error {
+		cur, ok, err := loadSession(tx, key)
 		if err != nil {
 			return s.db.corrupt("%v", err)
 		}
-		if h.rev != rev {
+		if !ok {
+			return refuse(session.ErrNotFound)
+		}
+		if cur.h.rev != rev {
 			return refuse(session.ErrStale)
 		}
-		events := tx.Bucket(bucketEvents)
-		// Keys only ever go at the end: fill pages.
-		events.FillPercent = 1
-		seq, err := events.NextSequence()
-		if err != nil {
-			return err
-		}
-		if err := events.Put(u64(seq), eventRecord{prev: h.last, tsMicro: ts, session: key, json: data}.encode()); err != nil {
-			return err
+		state := cur.state
+		if ownMerge != nil {
+			if bytes.Equal(state, ownMerge.base) {
+				state = ownMerge.merged
+			} else if state, err = mergeJSON(state, ownMerge.delta); err != nil {
+				return s.db.corrupt("%v", err)
+			}
 		}
 		if newRev, err = tx.Bucket(bucketMeta).NextSequence(); err != nil {
 			return err
 		}
-		h = header{rev: newRev, lastUpdate: ts, last: seq, count: h.count + 1}
-		if err := sessions.Put(hk, h.encode()); err != nil {
-			return err
+		next := staged{
+			h:      header{rev: newRev, lastUpdate: ts, last: cur.h.last, count: cur.h.count + 1},
+			state:  state,
+			events: append(cur.events[:len(cur.events):len(cur.events)], stagedEvent{tsMicro: ts, json: data}),
+			inTail: cur.inTail,
+		}
+		// A lone append stages the event in the tail; in a group, or
+		// when the tail is full, the session's staged events and this one
+		// go to the log.
+		done := false
+		if alone {
+			if done, err = s.db.stage(tx, key, next); err != nil {
+				return err
+			}
+		}
+		if !done {
+			if err := settle(tx, key, next); err != nil {
+				return err
+			}
 		}
 		for _, m := range merges {
 			if err := m.apply(s, tx); err != nil {
@@ -501,7 +547,8 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	return nil
 }
 
-// merge is a state delta to apply to the JSON object under key in bucket.
+// merge is a state delta to apply to the JSON object under key in bucket
+// (or, for a session's own state, to the state of the session key is).
 // prepareMerges computes the result from the stored object before the
 // write transaction, outside the group commit's one-at-a-time section;
 // apply then only checks that the stored object is still the one merged
@@ -513,33 +560,48 @@ type merge struct {
 	base, merged []byte
 }
 
-// prepareMerges drops the merges without a delta and computes the others
-// from what is stored now.
-func (s *SessionService) prepareMerges(all []*merge) ([]*merge, error) {
+// prepareMerges computes own, the session's own state delta (key is the
+// session's), and the merges of others that have a delta, from what is
+// stored now. It returns nil for own, and drops others, without a delta.
+func (s *SessionService) prepareMerges(own *merge, others []*merge) (*merge, []*merge, error) {
 	var out []*merge
-	for _, m := range all {
+	for _, m := range others {
 		if len(m.delta) > 0 {
 			out = append(out, m)
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil
+	if len(own.delta) == 0 {
+		own = nil
+	}
+	if own == nil && len(out) == 0 {
+		return nil, nil, nil
 	}
 	err := s.db.view(func(tx *bbolt.Tx) error {
 		for _, m := range out {
 			m.base = bytes.Clone(tx.Bucket(m.bucket).Get(m.key))
 		}
+		if own != nil {
+			// A session that is gone is refused in the transaction.
+			cur, _, err := loadSession(tx, own.key)
+			if err != nil {
+				return s.db.corrupt("%v", err)
+			}
+			own.base = bytes.Clone(cur.state)
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, m := range out {
+	for _, m := range append(out, own) {
+		if m == nil {
+			continue
+		}
 		if m.merged, err = mergeJSON(m.base, m.delta); err != nil {
-			return nil, s.db.corrupt("%v", err)
+			return nil, nil, s.db.corrupt("%v", err)
 		}
 	}
-	return out, nil
+	return own, out, nil
 }
 
 func (m *merge) apply(s *SessionService, tx *bbolt.Tx) error {
