@@ -3,6 +3,8 @@
 // line comparing adkhost with adk-go:
 //
 //	turn_ratio_vs_adkgo=<adkhost_t0/adkgo_t0> history10_growth=<adkhost_t10/adkhost_t0>
+//	compaction_request_ratio_50_vs_10=<request bytes at turn 50 / turn 10, compaction on>
+//	parallel8_wall_vs_slowest_branch=<ParallelAgent of 8 tool-calling branches / one branch alone>
 //
 // where tN is the median ns/op of one turn on a session with N earlier
 // turns. Run it from the bench module: cd bench && go run ./cmd/turnratio.
@@ -78,9 +80,69 @@ func main() {
 		fmt.Printf("%-34s %5d %13.0f %11.0f %11.0f %14.0f %10.0f %10.0f\n", n, len(s.ns), med[n],
 			slices.Min(s.ns), slices.Max(s.ns), median(s.cpu), median(s.bytes), median(s.allocs))
 	}
-	fmt.Printf("turn_ratio_vs_adkgo=%.2f history10_growth=%.2f\n",
+	ratio, err := compactionRatio(goBin)
+	if err != nil {
+		fail(err)
+	}
+	parallel, err := parallelRatio(goBin)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("turn_ratio_vs_adkgo=%.2f history10_growth=%.2f compaction_request_ratio_50_vs_10=%s parallel8_wall_vs_slowest_branch=%.2f\n",
 		med["BenchmarkTurn/adkhost/history=0"]/med["BenchmarkTurn/adkgo/history=0"],
-		med["BenchmarkTurn/adkhost/history=10"]/med["BenchmarkTurn/adkhost/history=0"])
+		med["BenchmarkTurn/adkhost/history=10"]/med["BenchmarkTurn/adkhost/history=0"],
+		ratio, parallel)
+}
+
+// parallelRatio runs BenchmarkParallelAgent and returns the median wall
+// time of the 8-branch fan-out over that of one branch alone.
+func parallelRatio(goBin string) (float64, error) {
+	args := []string{"test", "-run", "^$", "-bench", "^BenchmarkParallelAgent$", "-benchtime", "30x",
+		"-count", strconv.Itoa(*count), "."}
+	fmt.Printf("\n$ %s %s\n", goBin, strings.Join(args, " "))
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = *dir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	results := parse(out, os.Stdout)
+	if err := cmd.Wait(); err != nil {
+		return 0, fmt.Errorf("parallel bench: %w", err)
+	}
+	fan, one := results["BenchmarkParallelAgent/fanout"], results["BenchmarkParallelAgent/branch"]
+	if fan == nil || one == nil || len(fan.ns) == 0 || len(one.ns) == 0 {
+		return 0, fmt.Errorf("parallel bench: missing results")
+	}
+	return median(fan.ns) / median(one.ns), nil
+}
+
+// compactionLine is the figure TestCompactionRequestSizeBounded prints.
+var compactionLine = regexp.MustCompile(`^compaction_request_ratio_50_vs_10=(\S+)$`)
+
+// compactionRatio runs TestCompactionRequestSizeBounded, echoing its
+// output, and returns the ratio it printed.
+func compactionRatio(goBin string) (string, error) {
+	args := []string{"test", "-run", "^TestCompactionRequestSizeBounded$", "-count", "1", "-v", "."}
+	fmt.Printf("\n$ %s %s\n", goBin, strings.Join(args, " "))
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = *dir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	os.Stdout.Write(out)
+	if err != nil {
+		return "", fmt.Errorf("compaction test: %w", err)
+	}
+	for l := range strings.Lines(string(out)) {
+		if m := compactionLine.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			return m[1], nil
+		}
+	}
+	return "", fmt.Errorf("compaction test printed no compaction_request_ratio_50_vs_10")
 }
 
 // parse copies go test's output to echo and collects each benchmark's
