@@ -27,8 +27,8 @@ import (
 )
 
 type runFlags struct {
-	message, data, user, session, cacheDir string
-	asJSON                                 bool
+	message, data, user, session, cacheDir, modules string
+	asJSON                                          bool
 }
 
 func newRun() *cobra.Command {
@@ -40,7 +40,8 @@ func newRun() *cobra.Command {
 			"one a line, printing the agent's replies; -m sends one message and exits.\n" +
 			"Sessions live in memory unless --data names a directory (a bbolt store,\n" +
 			"whose registered modules the definition may then refer to by name).\n" +
-			"Module references ending in .wasm are files relative to the definition.",
+			"Module references ending in .wasm are files relative to the definition;\n" +
+			"with --modules DIR, a reference NAME is the file DIR/NAME.wasm.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runLocal(cmd, args[0], f) },
 	}
@@ -50,15 +51,17 @@ func newRun() *cobra.Command {
 	fl.StringVar(&f.user, "user", "user", "user id")
 	fl.StringVar(&f.session, "session", "", "session id (default: a new one; with --data an existing one continues)")
 	fl.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compilation cache directory (empty: no cache)")
+	fl.StringVar(&f.modules, "modules", "", "directory of NAME.wasm files that module references by name resolve to")
 	fl.BoolVar(&f.asJSON, "json", false, "print every event as a JSON line")
 	return cmd
 }
 
 // localModules resolves module references for a local run: "*.wasm" files
-// relative to the definition, else the bbolt registry when there is one.
+// relative to the definition, names to NAME.wasm in modulesDir when given,
+// else the bbolt registry when there is one.
 type localModules struct {
-	dir string
-	reg *bolt.Registry
+	dir, modulesDir string
+	reg             *bolt.Registry
 }
 
 func (m localModules) ResolveModule(ctx context.Context, ref string) ([]byte, string, error) {
@@ -74,8 +77,14 @@ func (m localModules) ResolveModule(ctx context.Context, ref string) ([]byte, st
 		sum := sha256.Sum256(wasm)
 		return wasm, "sha256:" + hex.EncodeToString(sum[:]), nil
 	}
+	if m.modulesDir != "" {
+		p := filepath.Join(m.modulesDir, filepath.Base(ref)+".wasm")
+		if _, err := os.Stat(p); err == nil || m.reg == nil {
+			return localModules{}.ResolveModule(ctx, p)
+		}
+	}
 	if m.reg == nil {
-		return nil, "", fmt.Errorf("module %q: only .wasm files resolve without --data (a store with registered modules)", ref)
+		return nil, "", fmt.Errorf("module %q: only .wasm files resolve without --data (a store with registered modules) or --modules DIR", ref)
 	}
 	return server.RegistryModules{Registry: m.reg}.ResolveModule(ctx, ref)
 }
@@ -108,7 +117,7 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	app, err := appdef.Load(ctx, appdef.Source{Name: name, Files: files}, appdef.Env{
-		Runtime: rt, Modules: localModules{dir: dir, reg: reg}, Models: appdef.NewModelRegistryFromEnv(os.Getenv),
+		Runtime: rt, Modules: localModules{dir: dir, modulesDir: f.modules, reg: reg}, Models: appdef.NewModelRegistryFromEnv(os.Getenv),
 	})
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", path, err)

@@ -42,7 +42,7 @@ func TestDemoApp(t *testing.T) {
 	ctx := context.Background()
 	app, err := appdef.Load(ctx, appdef.Source{Name: "weather_assistant", Files: files}, appdef.Env{
 		Runtime: runtime(t),
-		Modules: demoModules{"weather": build(t, "weather"), "guardrail": build(t, "guardrail-c")},
+		Modules: demoModules{"weather": build(t, "weather"), "guardrail-c": build(t, "guardrail-c")},
 		Models:  &appdef.ModelRegistry{Scripted: true},
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ done
 
 echo "== uploading modules and registering the app (admin API)"
 bin/adkhost module upload plugins/examples/build/weather.wasm --name weather $admin
-bin/adkhost module upload plugins/examples/build/guardrail-c.wasm --name guardrail $admin
+bin/adkhost module upload plugins/examples/build/guardrail-c.wasm --name guardrail-c $admin
 app=plugins/examples/demo
 if [ -n "${GOOGLE_API_KEY:-}${GEMINI_API_KEY:-}" ]; then
 	echo "   (a Gemini key is set: the app uses gemini-2.5-flash)"
