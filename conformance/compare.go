@@ -418,25 +418,12 @@ func withoutID(e any) any {
 var eventIDPlaceholder = regexp.MustCompile(`^evt-[0-9]+$`)
 
 func maskEventIDs(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = maskEventIDs(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = maskEventIDs(e)
-		}
-		return out
-	case string:
-		if eventIDPlaceholder.MatchString(x) {
+	return mapStrings(v, func(s string) string {
+		if eventIDPlaceholder.MatchString(s) {
 			return "evt-?"
 		}
-	}
-	return v
+		return s
+	})
 }
 
 func pick(s []any, order []int) []any {
@@ -449,23 +436,32 @@ func pick(s []any, order []int) []any {
 
 // renameIDs returns v with every string that is a key of rename replaced.
 func renameIDs(v any, rename map[string]string) any {
+	return mapStrings(v, func(s string) string {
+		if r, ok := rename[s]; ok {
+			return r
+		}
+		return s
+	})
+}
+
+// mapStrings returns a copy of the decoded JSON value v with f applied to
+// every string value (not to keys).
+func mapStrings(v any, f func(string) string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = renameIDs(e, rename)
+			out[k] = mapStrings(e, f)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = renameIDs(e, rename)
+			out[i] = mapStrings(e, f)
 		}
 		return out
 	case string:
-		if r, ok := rename[x]; ok {
-			return r
-		}
+		return f(x)
 	}
 	return v
 }
