@@ -35,9 +35,9 @@ func defaultDataDir() string {
 }
 
 type serveFlags struct {
-	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel string
-	drain                                                                    time.Duration
-	limits                                                                   server.Limits
+	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel, devUI string
+	drain                                                                           time.Duration
+	limits                                                                          server.Limits
 }
 
 func newServe() *cobra.Command {
@@ -60,6 +60,7 @@ func newServe() *cobra.Command {
 	fl.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin token (default DIR/admin-token, generated if missing)")
 	fl.StringVar(&f.runToken, "run-token", os.Getenv("ADKHOST_RUN_TOKEN"), "bearer token required by the run API (default: open; env ADKHOST_RUN_TOKEN)")
 	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "OTLP/HTTP endpoint for spans, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT; off if unset)")
+	fl.StringVar(&f.devUI, "dev-ui", "", "serve google-adk's dev UI from DIR at /dev-ui/ (DIR: google/adk/cli/browser of an installed google-adk wheel; default off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long shutdown waits for runs in flight")
 	fl.Int64Var(&f.limits.ModuleBytes, "max-module-bytes", server.DefaultModuleBytes, "largest module upload")
@@ -76,6 +77,15 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	if f.devUI != "" {
+		if err := server.CheckDevUIDir(f.devUI); err != nil {
+			return fmt.Errorf("--dev-ui: %w", err)
+		}
+		if f.runToken != "" {
+			// The UI sends no Authorization header: its API calls would all be 401.
+			log.Warn("--dev-ui with a run token: the dev UI cannot authenticate to the run API")
+		}
 	}
 	token, err := adminToken(cmd, f)
 	if err != nil {
@@ -98,7 +108,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken,
-		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log}
+		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log, DevUIDir: f.devUI}
 	if tp != nil {
 		cfg.Tracer = tp
 		defer tp.Shutdown(context.WithoutCancel(ctx))

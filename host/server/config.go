@@ -76,6 +76,10 @@ type Config struct {
 	Version string
 	// Logger receives JSON logs; nil discards.
 	Logger *slog.Logger
+	// DevUIDir, when set, is a build of google-adk's dev UI (the wheel's
+	// google/adk/cli/browser) served at /dev-ui/ with the endpoints it
+	// calls beyond the run API (devui.go). Off by default.
+	DevUIDir string
 }
 
 func (c *Config) check() error {

@@ -69,6 +69,7 @@ type harnessOpts struct {
 	runToken string
 	limits   server.Limits
 	tracer   trace.TracerProvider
+	devUIDir string
 }
 
 func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
@@ -84,7 +85,7 @@ func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
 	}
 	srv, err := server.New(ctx, server.Config{
 		DB: db, Runtime: rt, AdminToken: adminToken, RunToken: o.runToken,
-		Limits: o.limits, Tracer: o.tracer, Version: "test",
+		Limits: o.limits, Tracer: o.tracer, Version: "test", DevUIDir: o.devUIDir,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -114,6 +114,9 @@ func (s *Server) routes() *echo.Echo {
 	sess.GET("/:session/artifacts", s.listArtifacts)
 	sess.GET("/:session/artifacts/*", s.getArtifact)
 	sess.DELETE("/:session/artifacts/*", s.deleteArtifact)
+	if s.cfg.DevUIDir != "" {
+		s.devUIRoutes(e, run)
+	}
 	return e
 }
 
