@@ -110,6 +110,15 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 	var turnsOut []any
 	for ti, turn := range sc.Turns {
 		s.setTurn(ti)
+		if turn.RewindBeforeTurn != nil {
+			out := map[string]any{"index": int64(ti), "session": turn.Session, "rewind_before_turn": int64(*turn.RewindBeforeTurn), "events": []any{}}
+			if err := runner.Rewind(ctx, users[turn.Session], turn.Session, turnInvocations[*turn.RewindBeforeTurn]); err != nil {
+				typ, m := pyErrorInfo(err)
+				out["error"] = map[string]any{"type": typ, "message": m}
+			}
+			turnsOut = append(turnsOut, out)
+			continue
+		}
 		msg, err := userMessage(turn, yielded[turn.Session])
 		if err != nil {
 			return nil, fmt.Errorf("%s: turns[%d]: %w", sc.File, ti, err)

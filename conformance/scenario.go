@@ -209,6 +209,9 @@ type TurnSpec struct {
 	// ResumeTurn, when set, resumes the invocation of that earlier turn
 	// (run_async's invocation_id); the turn's message may then be empty.
 	ResumeTurn *int
+	// RewindBeforeTurn, when set, makes the turn a rewind (Runner.Rewind)
+	// to before that earlier turn's invocation, with no message.
+	RewindBeforeTurn *int
 }
 
 // PluginSpec is an app plugin.
@@ -671,7 +674,7 @@ func decodeTurn(n *node, where string, sc *Scenario) *TurnSpec {
 		s := n.s
 		return &TurnSpec{Text: &s, Session: sc.Sessions[0].ID}
 	}
-	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config", "resume_turn")
+	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config", "resume_turn", "rewind_before_turn")
 	t := &TurnSpec{Session: sc.Sessions[0].ID}
 	t.Text = optString(n, "text", where)
 	if fr := n.get("function_response"); fr != nil {
@@ -706,6 +709,18 @@ func decodeTurn(n *node, where string, sc *Scenario) *TurnSpec {
 			failf(v, "%s.resume_turn: %d is not an earlier turn", where, i)
 		}
 		t.ResumeTurn = &i
+	}
+	if v := n.get("rewind_before_turn"); v != nil {
+		for _, k := range []string{"text", "parts", "function_response", "state_delta", "run_config", "resume_turn"} {
+			if n.get(k) != nil {
+				failf(v, "%s: rewind_before_turn takes only session, not %s", where, k)
+			}
+		}
+		i := int(asInt(v, where+".rewind_before_turn"))
+		if i < 0 || i >= len(sc.Turns) {
+			failf(v, "%s.rewind_before_turn: %d is not an earlier turn", where, i)
+		}
+		t.RewindBeforeTurn = &i
 	}
 	return t
 }

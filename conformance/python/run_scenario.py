@@ -963,7 +963,7 @@ _SCENARIO_KEYS = {
 _COMPACTION_KEYS = {'compaction_interval', 'overlap_size', 'token_threshold',
                     'event_retention_size'}
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
-              'run_config', 'resume_turn'}
+              'run_config', 'resume_turn', 'rewind_before_turn'}
 _RUN_CONFIG_KEYS = {'max_llm_calls', 'streaming_mode'}
 
 
@@ -1090,6 +1090,22 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
       raise ScenarioError(f'{where}: unknown session {sid!r}')
     uid = by_id[sid]['user_id']
     script.turn = ti
+    if 'rewind_before_turn' in turn:
+      # A rewind instead of a message: Runner.rewind_async to before that
+      # earlier turn's invocation.
+      if set(turn) - {'rewind_before_turn', 'session'}:
+        raise ScenarioError(f'{where}: rewind_before_turn takes only session')
+      rt = turn['rewind_before_turn']
+      if not isinstance(rt, int) or not 0 <= rt < ti:
+        raise ScenarioError(f'{where}.rewind_before_turn: {rt!r} is not an earlier turn')
+      out = {'index': ti, 'session': sid, 'rewind_before_turn': rt, 'events': []}
+      try:
+        await runner.rewind_async(user_id=uid, session_id=sid,
+                                  rewind_before_invocation_id=turn_invocations[rt])
+      except Exception as e:  # pylint: disable=broad-except
+        out['error'] = dump_exception(e)
+      turns_out.append(out)
+      continue
     rc_spec = dict(default_rc or {})
     rc_spec.update(turn.get('run_config') or {})
     run_config = build_run_config(rc_spec)
