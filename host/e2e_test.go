@@ -329,7 +329,7 @@ func TestTrapIsAToolError(t *testing.T) {
 // tool, and the next turn works.
 func TestTimeoutFailsTheRun(t *testing.T) {
 	t.Parallel()
-	m := load(t, host.ModuleConfig{Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	m := load(t, host.ModuleConfig{Limits: sandbox.Limits{Timeout: 2 * time.Second}})
 	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
 		calls(call("c1", "spin", nil)),
 		calls(call("c2", "echo", map[string]any{"ok": true})), reply("done"))

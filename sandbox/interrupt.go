@@ -55,6 +55,7 @@ const (
 	secExport    = 7
 	secStart     = 8
 	secCode      = 10
+	secData      = 11
 	secDataCount = 12
 	secTag       = 13
 )
@@ -70,8 +71,9 @@ func sectionRank(id byte) int {
 	return int(id) * 10
 }
 
-// instrument returns wasm with the interrupt global, its checks, and the
-// start function moved to an export. It fails with errUninstrumentable on
+// instrument returns wasm with the interrupt global, its checks, the
+// start function moved to an export, and its data segments merged
+// (mergeData). It fails with errUninstrumentable on
 // anything it does not understand; the module is then run unchanged.
 func instrument(wasm []byte) ([]byte, error) {
 	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
@@ -95,9 +97,11 @@ func instrument(wasm []byte) ([]byte, error) {
 	// Global indices: imported globals first, then defined ones.
 	var importedGlobals, definedGlobals uint32
 	var start []byte
-	hasMemory := false
+	hasMemory, hasDataCount := false, false
 	for _, s := range secs {
 		switch s.id {
+		case secDataCount:
+			hasDataCount = true
 		case secImport:
 			n, mem, err := countImportedGlobals(s.body)
 			if err != nil {
@@ -195,6 +199,12 @@ func instrument(wasm []byte) ([]byte, error) {
 				return nil, err
 			}
 			emit(s.id, b)
+		case secData:
+			if hasDataCount {
+				emit(s.id, s.body)
+			} else {
+				emit(s.id, mergeData(s.body))
+			}
 		default:
 			emit(s.id, s.body)
 		}
@@ -521,7 +531,7 @@ func (r *Runtime) instrumented(digest string, wasm []byte) ([]byte, error) {
 	if r.cacheDir == "" {
 		return instrument(wasm)
 	}
-	dir := filepath.Join(r.cacheDir, "adkhost-instrumented-v2")
+	dir := filepath.Join(r.cacheDir, "adkhost-instrumented-v3")
 	path := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
 	if b, err := os.ReadFile(path); err == nil {
 		return b, nil
@@ -531,17 +541,7 @@ func (r *Runtime) instrumented(digest string, wasm []byte) ([]byte, error) {
 		return nil, err
 	}
 	// A failure to write only costs the next process the rewrite.
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		if f, err := os.CreateTemp(dir, "*.tmp"); err == nil {
-			_, werr := f.Write(b)
-			if cerr := f.Close(); werr == nil && cerr == nil {
-				werr = os.Rename(f.Name(), path)
-			}
-			if werr != nil {
-				os.Remove(f.Name())
-			}
-		}
-	}
+	writeCacheFile(dir, path, b)
 	return b, nil
 }
 

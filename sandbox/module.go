@@ -236,8 +236,11 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 		}
 	}
 
-	// The describe message.
-	d, err := r.describe(ctx, m)
+	// The describe message, from the cache or from the module.
+	d, raw := r.cachedDescribe(digest), []byte(nil)
+	if d == nil {
+		d, raw, err = r.describe(ctx, m)
+	}
 	if err != nil {
 		var se *callError
 		if errors.As(err, &se) {
@@ -254,6 +257,9 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 		}
 	}
 	m.describe = *d
+	if raw != nil {
+		r.storeDescribe(digest, raw)
+	}
 	if m.transport == Extism {
 		// go-sdk compiles the module in its own runtime, from the cache.
 		compiled.Close(ctx)
@@ -271,31 +277,31 @@ func importModules(t Transport) string {
 }
 
 // describe runs adkhost_describe in a fresh instance with default limits
-// and no grants.
-func (r *Runtime) describe(ctx context.Context, m *Module) (*abi.Describe, error) {
+// and no grants, and returns the message and its encoding.
+func (r *Runtime) describe(ctx context.Context, m *Module) (*abi.Describe, []byte, error) {
 	spec, err := newSpec(ctx, r, m, PoolConfig{Owner: "(load)"})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer spec.close(ctx)
 	in, err := spec.newInstance(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer in.close(ctx)
 	input, err := abi.Encode(&abi.DescribeInput{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out, _, err := spec.run(ctx, in, abi.ExportDescribe, input, nil)
 	if err != nil {
-		return nil, &callError{err}
+		return nil, nil, &callError{err}
 	}
 	var d abi.Describe
 	if err := abi.Decode(out, &d, spec.limits.MaxOutputBytes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &d, nil
+	return &d, out, nil
 }
 
 // callError marks an error of the call itself, not of its output.

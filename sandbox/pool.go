@@ -222,12 +222,11 @@ func (p *Pool) Stats() PoolStats {
 // It waits for an instance if MaxInstances are busy. Errors wrap one of
 // the call errors of this package (ErrTimeout, ErrTrap, ...), or ctx's.
 //
-// Cost (BenchmarkToolCall, 2-core EPYC): the transport adds about 3 µs,
-// most of it wazero's per-function-call cancellation watcher. The guest's
-// own work dominates otherwise: a Go guest's JSON echo of a few hundred
-// bytes takes about 0.6 ms, where Go does the same work in about 20 µs; the
-// loop checks that let a deadline stop a guest make Go guests about three
-// times slower than they would be without them.
+// Cost (2-core EPYC): the transport alone is about 2 µs. The guest's own
+// work dominates otherwise: the Go SDK's weather example answers a
+// get_weather call in about 40 µs, where the same SDK code compiled for the
+// host takes 2.5 µs (make bench-wasm); the loop checks that let a deadline
+// stop a guest (interrupt.go) account for about a tenth of that.
 func (p *Pool) Call(ctx context.Context, hook abi.Hook, input []byte, h abi.Host) ([]byte, error) {
 	s := p.spec
 	fail := func(err error) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/adkhost/adkhost/abi"
 )
@@ -32,9 +33,12 @@ func (r *registry) handle(h abi.Hook, input []byte) []byte {
 		out = &errorOutput{Error: msg}
 	}
 	var b []byte
-	if o, ok := out.(*rawToolCallOutput); ok {
-		b = o.appendJSON(nil)
-	} else {
+	switch o := out.(type) {
+	case *rawToolCallOutput:
+		b, err = o.appendJSON(nil), nil
+	case *errorOutput:
+		b, err = o.appendJSON(nil), nil
+	default:
 		b, err = abi.Encode(out)
 	}
 	if err != nil {
@@ -54,6 +58,19 @@ var emptyOutput = []byte(`{"abiVersion":1}`)
 type errorOutput struct {
 	abi.Header
 	Error string `json:"error,omitempty"`
+}
+
+// appendJSON writes the message as abi.Encode does, without encoding/json
+// (see fastcodec.go): a failing hook should not cost more than a working
+// one.
+func (o *errorOutput) appendJSON(b []byte) []byte {
+	b = append(b, `{"abiVersion":`...)
+	b = strconv.AppendInt(b, int64(abi.Version), 10)
+	if o.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendJSONString(b, o.Error)
+	}
+	return append(b, '}')
 }
 
 // toolOutput is abi.ToolOutput (after_tool, on_tool_error) with the result

@@ -80,3 +80,65 @@ func TestMissingRequired(t *testing.T) {
 		}
 	}
 }
+
+// checkContent decodes raw as a user content through the tool_call fast
+// path and through encoding/json, and fails unless both agree; it returns
+// whether fastContent took it.
+func checkContent(t *testing.T, raw string) bool {
+	t.Helper()
+	input := []byte(`{"abiVersion":1,"tool":"t","context":{"userContent":` + raw + `}}`)
+	var got, want toolCallInput
+	gotErr := decodeToolCallInput(input, &got)
+	wantErr := decode(input, &want)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Errorf("%s: error %v, encoding/json %v", raw, gotErr, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got.Context.UserContent)
+		w, _ := json.Marshal(want.Context.UserContent)
+		t.Errorf("%s:\n got %s %#v\nwant %s %#v", raw, g, got.Context.UserContent, w, want.Context.UserContent)
+	}
+	data := []byte(raw)
+	return fastContent(&inputStrings{data: data}, data, new(abi.Content))
+}
+
+func TestFastContentAgreesWithEncodingJSON(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		fast bool
+	}{
+		{`{"role":"user","parts":[{"text":"Weather in Paris?"}]}`, true},
+		{`{"role":"user","parts":[{"text":"a \"quoted\"\nline\t\\ \/ \u00e9\u4e16 \b\f\r"},{"text":"second"}]}`, true},
+		{`{"parts":[]}`, true},
+		{`{"parts":null,"role":null}`, true},
+		{`{"parts":[null,{"text":null},{}]}`, true},
+		{`{}`, true},
+		{` { "role" : "user" , "parts" : [ { "text" : "x" } ] } `, true},
+		{`{"role":"user","parts":[{"text":"\ud83d\ude00"}]}`, false},     // surrogates
+		{`{"role":"user","parts":[{"text":"\ud800"}]}`, false},           // lone surrogate
+		{`{"role":"user","parts":[{"text":"bad \xff"}]}`, false},         // invalid UTF-8
+		{`{"role":"user","parts":[{"text":"x","thought":true}]}`, false}, // another field
+		{`{"role":"user","parts":[{"inlineData":{"data":"AAEC"}}]}`, false},
+		{`{"Role":"user"}`, false},         // case-insensitive
+		{`{"role":"a","role":"b"}`, false}, // repeated key
+		{`{"parts":[{"text":"a"}],"parts":[{"text":"b"}]}`, false},
+		{`{"parts":[{"text":"\x"}]}`, false},
+		{`{"parts":[{"text":"\u12"}]}`, false},
+		{`{"parts":[{"text":1}]}`, false},
+		{`{"parts":{}}`, false},
+		{`{"parts":[{"text":"a"},]}`, false},
+		{`{"parts":[{"text":"a"}}`, false},
+		{`[]`, false},
+	} {
+		if fast := checkContent(t, tc.raw); fast != tc.fast {
+			t.Errorf("%s: fastContent took it: %v, want %v", tc.raw, fast, tc.fast)
+		}
+	}
+}
+
+func FuzzFastContent(f *testing.F) {
+	for _, s := range []string{`{"role":"user","parts":[{"text":"hi\n\u00e9"}]}`, `{"parts":[]}`, `{"parts":[null]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkContent(t, raw) })
+}

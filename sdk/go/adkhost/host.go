@@ -77,9 +77,15 @@ func (StateStore) GetRaw(key string) (json.RawMessage, error) {
 
 // Set records value, encoded as JSON, for key.
 func (StateStore) Set(key string, value any) error {
-	b, err := json.Marshal(value)
-	if err != nil {
-		return fmt.Errorf("adkhost: state %q: %w", key, err)
+	var b []byte
+	if s, ok := value.(string); ok {
+		// The common case, without encoding/json (see fastcodec.go).
+		b = appendJSONString(nil, s)
+	} else {
+		var err error
+		if b, err = json.Marshal(value); err != nil {
+			return fmt.Errorf("adkhost: state %q: %w", key, err)
+		}
 	}
 	return check(abi.ImportStateSet, rawStateSet(key, b))
 }

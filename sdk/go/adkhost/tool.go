@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"github.com/adkhost/adkhost/abi"
 )
@@ -12,8 +13,10 @@ import (
 // Tool registers a tool the model can call. Call it from an init function.
 //
 // The JSON arguments the model sends are decoded into a new A (a struct, a
-// pointer to one, a map with string keys, or any) with encoding/json, which
-// ignores unknown fields. The parameters schema the model sees is derived
+// pointer to one, a map with string keys, or any) as encoding/json does,
+// ignoring unknown fields. (A struct of strings, numbers and booleans, and
+// a result built from structs, pointers, slices and those, take a faster
+// path with the same outcome; see fastcodec.go.) The parameters schema the model sees is derived
 // from A (see SchemaFor for the rules); a required property that is absent
 // or null fails the call before fn runs. A struct without fields declares
 // no parameters.
@@ -124,13 +127,17 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 		},
 		required: required,
 	}
+	// Plans for the arguments and the result (fastcodec.go); nil for
+	// types they do not cover, which encoding/json handles alone.
+	dec := newArgsDecoder(reflect.TypeFor[A]())
+	enc := newEncoder(reflect.TypeFor[R]())
 	t.run = func(ctx ToolContext, raw json.RawMessage) (json.RawMessage, error) {
 		if err := checkRequired(raw, t.required); err != nil {
 			return nil, err
 		}
 		var args A
 		if raw = bytes.TrimSpace(raw); len(raw) > 0 && !bytes.Equal(raw, null) {
-			if err := json.Unmarshal(raw, &args); err != nil {
+			if err := decodeArgs(dec, raw, &args); err != nil {
 				return nil, fmt.Errorf("invalid arguments: %w", err)
 			}
 		}
@@ -138,7 +145,7 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(res)
+		b, err := encodeResult(enc, &res)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}
@@ -176,4 +183,27 @@ func checkRequired(raw json.RawMessage, required []string) error {
 		}
 	}
 	return nil
+}
+
+// decodeArgs decodes raw into the zero *args as json.Unmarshal does, with
+// dec when it can (nil: never).
+func decodeArgs[A any](dec *argsDecoder, raw []byte, args *A) error {
+	if dec != nil && dec.decode(raw, unsafe.Pointer(args)) {
+		return nil
+	}
+	var zero A
+	*args = zero // undo what dec wrote before it gave up
+	return json.Unmarshal(raw, args)
+}
+
+// encodeResult encodes *res as json.Marshal does, with enc when it can
+// (nil: never).
+func encodeResult[R any](enc encodeFunc, res *R) ([]byte, error) {
+	if enc != nil {
+		// 256 bytes hold most results without growing.
+		if b, ok := enc(make([]byte, 0, 256), unsafe.Pointer(res)); ok {
+			return b, nil
+		}
+	}
+	return json.Marshal(*res)
 }

@@ -1,0 +1,585 @@
+package adkhost
+
+import (
+	"encoding"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Tool arguments and results without encoding/json. Compiled to
+// WebAssembly, encoding/json's scanner and reflection made decoding a
+// two-field argument struct and encoding a small result most of a warm
+// tool call. At registration, Tool builds a plan for its argument and
+// result types from reflection once; each call then reads and writes
+// fields at fixed offsets.
+//
+// The plans cover the common shapes: arguments that are a struct of
+// strings, numbers and booleans; results built from structs, pointers,
+// slices, strings, numbers and booleans. A type outside them (embedded
+// fields, maps, interfaces, []byte, a custom (Un)marshaler, the ",string"
+// or ",omitzero" options, ...) has no plan and goes to encoding/json. So
+// does any input the decoder is unsure of (an escape in a string, a key
+// that is not exactly a field name, a value of the wrong type), and any
+// value the encoder cannot write as encoding/json would (NaN, infinity):
+// the result, errors included, is the same as encoding/json's.
+
+var (
+	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
+	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// customJSON reports whether encoding/json would call a method of t or *t.
+func customJSON(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	for _, i := range []reflect.Type{jsonMarshaler, textMarshaler, jsonUnmarshaler, textUnmarshaler} {
+		if t.Implements(i) || pt.Implements(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonField is an exported field as encoding/json sees it.
+type jsonField struct {
+	name      string
+	index     int
+	omitEmpty bool
+}
+
+// plainJSONFields returns the fields encoding/json encodes and decodes for the
+// struct type t, or false if the plans do not cover t: embedded fields,
+// options other than omitempty, names that are not plain ASCII, or two
+// names that encoding/json could confuse.
+func plainJSONFields(t reflect.Type) ([]jsonField, bool) {
+	var fields []jsonField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil, false
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		jf := jsonField{name: name, index: i}
+		for opt := range strings.SplitSeq(opts, ",") {
+			switch opt {
+			case "":
+			case "omitempty":
+				jf.omitEmpty = true
+			default:
+				return nil, false
+			}
+		}
+		if jf.name == "" {
+			jf.name = f.Name
+		}
+		if !plainName(jf.name) {
+			return nil, false
+		}
+		for _, o := range fields {
+			if strings.EqualFold(o.name, jf.name) {
+				return nil, false
+			}
+		}
+		fields = append(fields, jf)
+	}
+	return fields, true
+}
+
+// plainName reports whether a field name is letters, digits, '_' and '-'
+// in ASCII: encoding/json takes such a tag as is, and matches it against
+// keys by ASCII case folding only.
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// argsDecoder decodes a JSON object into a struct of scalars.
+type argsDecoder struct {
+	fields []argsField
+}
+
+type argsField struct {
+	name string
+	off  uintptr
+	kind reflect.Kind
+}
+
+// newArgsDecoder returns the decoder of the struct type t, or nil if t is
+// not a struct of strings, numbers and booleans.
+func newArgsDecoder(t reflect.Type) *argsDecoder {
+	if t.Kind() != reflect.Struct || customJSON(t) {
+		return nil
+	}
+	fields, ok := plainJSONFields(t)
+	if !ok {
+		return nil
+	}
+	d := &argsDecoder{}
+	for _, jf := range fields {
+		f := t.Field(jf.index)
+		if !scalarKind(f.Type.Kind()) || customJSON(f.Type) {
+			return nil
+		}
+		d.fields = append(d.fields, argsField{name: jf.name, off: f.Offset, kind: f.Type.Kind()})
+	}
+	return d
+}
+
+func scalarKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.String, reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// decode decodes raw into the zero struct at p and reports success. On
+// false, p holds partial values: the caller zeroes it and uses
+// encoding/json.
+func (d *argsDecoder) decode(raw []byte, p unsafe.Pointer) bool {
+	return splitObject(raw, func(key, v []byte) bool {
+		for i := range d.fields {
+			if f := &d.fields[i]; f.name == string(key) {
+				return string(v) == "null" || f.set(unsafe.Add(p, f.off), v)
+			}
+		}
+		return false // unknown, or a case-insensitive match
+	})
+}
+
+func (f *argsField) set(p unsafe.Pointer, v []byte) bool {
+	switch f.kind {
+	case reflect.String:
+		s, ok := plainString(v)
+		if !ok || !utf8.ValidString(s) {
+			return false // encoding/json replaces invalid UTF-8
+		}
+		*(*string)(p) = s
+		return true
+	case reflect.Bool:
+		switch string(v) {
+		case "true":
+			*(*bool)(p) = true
+		case "false":
+			*(*bool)(p) = false
+		default:
+			return false
+		}
+		return true
+	}
+	if !jsonNumber(v) {
+		return false
+	}
+	s := string(v)
+	switch f.kind {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, intBits(f.kind))
+		if err != nil {
+			return false
+		}
+		switch f.kind {
+		case reflect.Int:
+			*(*int)(p) = int(n)
+		case reflect.Int8:
+			*(*int8)(p) = int8(n)
+		case reflect.Int16:
+			*(*int16)(p) = int16(n)
+		case reflect.Int32:
+			*(*int32)(p) = int32(n)
+		default:
+			*(*int64)(p) = n
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, intBits(f.kind))
+		if err != nil {
+			return false
+		}
+		switch f.kind {
+		case reflect.Uint:
+			*(*uint)(p) = uint(n)
+		case reflect.Uint8:
+			*(*uint8)(p) = uint8(n)
+		case reflect.Uint16:
+			*(*uint16)(p) = uint16(n)
+		case reflect.Uint32:
+			*(*uint32)(p) = uint32(n)
+		default:
+			*(*uint64)(p) = n
+		}
+	case reflect.Float32:
+		x, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return false
+		}
+		*(*float32)(p) = float32(x)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return false
+		}
+		*(*float64)(p) = x
+	default:
+		return false
+	}
+	return true
+}
+
+func intBits(k reflect.Kind) int {
+	switch k {
+	case reflect.Int8, reflect.Uint8:
+		return 8
+	case reflect.Int16, reflect.Uint16:
+		return 16
+	case reflect.Int32, reflect.Uint32:
+		return 32
+	case reflect.Int, reflect.Uint:
+		return strconv.IntSize
+	}
+	return 64
+}
+
+// jsonNumber reports whether b is a JSON number literal.
+func jsonNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return false
+		}
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return false
+		}
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	}
+	return i == len(b)
+}
+
+// encodeFunc appends the JSON of the value at p; false means encoding/json
+// must do it (it would fail, or write something else).
+type encodeFunc func(b []byte, p unsafe.Pointer) ([]byte, bool)
+
+// newEncoder returns the encoder of type t, or nil if the plans do not
+// cover t.
+func newEncoder(t reflect.Type) encodeFunc {
+	return encoderOf(t, map[reflect.Type]bool{})
+}
+
+// encoderOf builds the encoder of t; visiting holds the types being built,
+// so a recursive type has no plan.
+func encoderOf(t reflect.Type, visiting map[reflect.Type]bool) encodeFunc {
+	if visiting[t] || customJSON(t) {
+		return nil
+	}
+	visiting[t] = true
+	defer delete(visiting, t)
+	switch t.Kind() {
+	case reflect.String:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return appendJSONString(b, *(*string)(p)), true
+		}
+	case reflect.Bool:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return strconv.AppendBool(b, *(*bool)(p)), true
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		k := t.Kind()
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return strconv.AppendInt(b, loadInt(k, p), 10), true
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		k := t.Kind()
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return strconv.AppendUint(b, loadUint(k, p), 10), true
+		}
+	case reflect.Float32:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return appendJSONFloat(b, float64(*(*float32)(p)), 32)
+		}
+	case reflect.Float64:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return appendJSONFloat(b, *(*float64)(p), 64)
+		}
+	case reflect.Pointer:
+		elem := encoderOf(t.Elem(), visiting)
+		if elem == nil {
+			return nil
+		}
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			q := *(*unsafe.Pointer)(p)
+			if q == nil {
+				return append(b, "null"...), true
+			}
+			return elem(b, q)
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil // base64, or a named byte type's own encoding
+		}
+		elem := encoderOf(t.Elem(), visiting)
+		if elem == nil {
+			return nil
+		}
+		size := t.Elem().Size()
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			h := (*sliceHeader)(p)
+			if h.data == nil {
+				return append(b, "null"...), true
+			}
+			b = append(b, '[')
+			for i := range h.len {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				var ok bool
+				if b, ok = elem(b, unsafe.Add(h.data, uintptr(i)*size)); !ok {
+					return b, false
+				}
+			}
+			return append(b, ']'), true
+		}
+	case reflect.Struct:
+		return structEncoder(t, visiting)
+	}
+	return nil
+}
+
+// sliceHeader is the layout of a slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+type encField struct {
+	key       []byte // `"name":`
+	off       uintptr
+	enc       encodeFunc
+	omitEmpty bool
+	kind      reflect.Kind
+}
+
+func structEncoder(t reflect.Type, visiting map[reflect.Type]bool) encodeFunc {
+	fields, ok := plainJSONFields(t)
+	if !ok {
+		return nil
+	}
+	efs := make([]encField, len(fields))
+	for i, jf := range fields {
+		f := t.Field(jf.index)
+		enc := encoderOf(f.Type, visiting)
+		if enc == nil {
+			return nil
+		}
+		efs[i] = encField{
+			key:       append(appendJSONString(nil, jf.name), ':'),
+			off:       f.Offset,
+			enc:       enc,
+			omitEmpty: jf.omitEmpty,
+			kind:      f.Type.Kind(),
+		}
+	}
+	return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+		b = append(b, '{')
+		first := true
+		for i := range efs {
+			f := &efs[i]
+			fp := unsafe.Add(p, f.off)
+			if f.omitEmpty && isEmpty(f.kind, fp) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, f.key...)
+			var ok bool
+			if b, ok = f.enc(b, fp); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}
+}
+
+// isEmpty is encoding/json's omitempty test for the kinds encoderOf
+// covers; a struct is never empty.
+func isEmpty(k reflect.Kind, p unsafe.Pointer) bool {
+	switch k {
+	case reflect.String:
+		return len(*(*string)(p)) == 0
+	case reflect.Bool:
+		return !*(*bool)(p)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return loadInt(k, p) == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return loadUint(k, p) == 0
+	case reflect.Float32:
+		return *(*float32)(p) == 0
+	case reflect.Float64:
+		return *(*float64)(p) == 0
+	case reflect.Pointer:
+		return *(*unsafe.Pointer)(p) == nil
+	case reflect.Slice:
+		return (*sliceHeader)(p).len == 0
+	}
+	return false
+}
+
+func loadInt(k reflect.Kind, p unsafe.Pointer) int64 {
+	switch k {
+	case reflect.Int:
+		return int64(*(*int)(p))
+	case reflect.Int8:
+		return int64(*(*int8)(p))
+	case reflect.Int16:
+		return int64(*(*int16)(p))
+	case reflect.Int32:
+		return int64(*(*int32)(p))
+	}
+	return *(*int64)(p)
+}
+
+func loadUint(k reflect.Kind, p unsafe.Pointer) uint64 {
+	switch k {
+	case reflect.Uint:
+		return uint64(*(*uint)(p))
+	case reflect.Uint8:
+		return uint64(*(*uint8)(p))
+	case reflect.Uint16:
+		return uint64(*(*uint16)(p))
+	case reflect.Uint32:
+		return uint64(*(*uint32)(p))
+	case reflect.Uintptr:
+		return uint64(*(*uintptr)(p))
+	}
+	return *(*uint64)(p)
+}
+
+// appendJSONFloat writes f as encoding/json does; false for NaN and the
+// infinities, which it refuses.
+func appendJSONFloat(b []byte, f float64, bits int) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	abs := math.Abs(f)
+	if abs >= 1 && abs < 1<<24 && f == math.Trunc(f) {
+		// An integer, which 'f' would write with the same digits: a
+		// shortcut, as float formatting is slow in a guest.
+		return strconv.AppendInt(b, int64(f), 10), true
+	}
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// e-09 to e-9, as encoding/json writes it.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString writes s as json.Marshal does: HTML characters escaped,
+// invalid UTF-8 replaced, U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
