@@ -58,6 +58,9 @@ var (
 	ErrMemoryLimit = errors.New("memory limit exceeded")
 	// ErrTrap: the guest trapped or exited (discarded).
 	ErrTrap = errors.New("guest trapped")
+	// ErrHostCallLimit: the guest called host functions more than
+	// MaxHostCalls times in one call and was stopped (discarded).
+	ErrHostCallLimit = errors.New("host call limit exceeded")
 	// ErrGuest: an Extism guest reported an error through the PDK's
 	// error functions. The instance is kept.
 	ErrGuest = errors.New("guest reported an error")

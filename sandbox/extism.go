@@ -126,6 +126,7 @@ func extismHost(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 		reply(&abi.HostReply{Status: abi.StatusUnavailable})
 		return
 	}
+	cs.countHostCall()
 	n, err := p.LengthWithContext(ctx, stack[0])
 	if err != nil {
 		reply(&abi.HostReply{Status: abi.StatusBadPointer})

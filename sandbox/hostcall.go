@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -29,6 +30,31 @@ type callState struct {
 	cancel   context.CancelFunc
 	// stopped: the deadline or the caller's context stopped the guest.
 	stopped bool
+	// hostCalls counts the guest's host function calls; overBudget is set
+	// when the count passed MaxHostCalls and the guest was stopped.
+	hostCalls  int
+	overBudget bool
+}
+
+// errHostCallBudget is the panic that stops a guest past its host call
+// budget; wazero turns it into an error of the guest function, and the
+// pool reports ErrHostCallLimit from overBudget.
+var errHostCallBudget = errors.New("host call budget spent")
+
+// countHostCall counts one host function call and, past the budget,
+// stops the guest. A panic is the only way out of the guest from inside a
+// host function: returning a status would let a flooding guest go on.
+func (cs *callState) countHostCall() {
+	cs.hostCalls++
+	if cs.hostCalls > cs.spec.limits.MaxHostCalls {
+		cs.overBudget = true
+		panic(errHostCallBudget)
+	}
+}
+
+// budgetError is the error of a call stopped by countHostCall.
+func (cs *callState) budgetError() error {
+	return fmt.Errorf("%w: more than %d host function calls in one call", ErrHostCallLimit, cs.spec.limits.MaxHostCalls)
 }
 
 // context returns the context of the call's host functions.

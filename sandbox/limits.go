@@ -16,6 +16,10 @@ const (
 	DefaultMaxOutputBytes = 4 << 20
 	// DefaultHTTPResponseBytes bounds an http_request response body.
 	DefaultHTTPResponseBytes = 4 << 20
+	// DefaultMaxHostCalls bounds the host function calls of one hook call:
+	// far above what a guest doing real work makes, low enough that a
+	// flood ends in well under the default timeout.
+	DefaultMaxHostCalls = 100_000
 )
 
 // Limits bound what one module's instances may use. A zero field takes its
@@ -41,6 +45,11 @@ type Limits struct {
 	// MaxInstances bounds the instances of the pool, so the calls it runs
 	// at once (default GOMAXPROCS). A call waits for an instance.
 	MaxInstances int
+	// MaxHostCalls bounds the calls the guest makes to host functions
+	// during one call (default 100,000), instantiation included. The call
+	// past the budget stops the guest: the call fails with
+	// ErrHostCallLimit and the instance is discarded.
+	MaxHostCalls int
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -59,6 +68,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxInstances <= 0 {
 		l.MaxInstances = runtime.GOMAXPROCS(0)
+	}
+	if l.MaxHostCalls <= 0 {
+		l.MaxHostCalls = DefaultMaxHostCalls
 	}
 	return l
 }

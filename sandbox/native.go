@@ -89,6 +89,9 @@ func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 	stopped := in.disarm(cs)
 	if err != nil {
 		in.close(ctx)
+		if cs.overBudget {
+			return nil, fmt.Errorf("instantiation: %w", cs.budgetError())
+		}
 		return nil, instantiationError(s, limit, stderr, stopped || ictx.Err() != nil, err)
 	}
 	return in, nil
@@ -465,6 +468,7 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 					st[0] = uint64(abi.StatusUnavailable)
 					return
 				}
+				cs.countHostCall()
 				st[0] = uint64(uint32(fn(cs.context(), cs, m, st)))
 			}), f.sig.params, f.sig.results).
 			WithName(name).

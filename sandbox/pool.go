@@ -176,6 +176,11 @@ func (s *poolSpec) run(ctx context.Context, in instance, export string, input []
 	cs.parent = context.WithValue(ctx, callKey{}, cs)
 	defer cs.done()
 	out, discard, err := in.call(cs.parent, cs, export, input)
+	if cs.overBudget {
+		// The guest was stopped by its host call budget; the transport saw
+		// only the panic that stopped it.
+		return nil, true, cs.budgetError()
+	}
 	if err != nil && (cs.stopped || ctx.Err() != nil) {
 		// Whatever the guest was doing, the deadline or the caller ended it.
 		discard = true

@@ -440,6 +440,56 @@ func TestTrapDiscardsInstance(t *testing.T) {
 	})
 }
 
+func TestHostCallLimit(t *testing.T) {
+	r := newRuntime(t)
+	p := pool(t, r, load(t, r, watFile(t, "misbehave.wat")), sandbox.PoolConfig{Limits: sandbox.Limits{MaxHostCalls: 1}})
+	ctx := context.Background()
+	// One host call is within a budget of one.
+	if out, err := p.Call(ctx, abi.HookToolCall, []byte("S"), nil); err != nil || string(out) != fmt.Sprint(int(abi.StatusDenied)) {
+		t.Fatalf("one host call: %q, %v", out, err)
+	}
+	_, err := p.Call(ctx, abi.HookToolCall, []byte("F"), nil)
+	want := "sandbox: module " + p.Module().Digest()[:19] + " hook tool_call: host call limit exceeded: more than 1 host function calls in one call"
+	if !errors.Is(err, sandbox.ErrHostCallLimit) || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	// The budget is per call, and the flooding instance was replaced.
+	if _, err := p.Call(ctx, abi.HookToolCall, []byte("S"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Created != 2 || s.Discarded != 1 {
+		t.Fatalf("stats = %+v, want the flooding instance discarded", s)
+	}
+	if got := p.Limits().MaxHostCalls; got != 1 {
+		t.Fatalf("MaxHostCalls = %d", got)
+	}
+	if got := (sandbox.Limits{}).WithDefaults().MaxHostCalls; got != sandbox.DefaultMaxHostCalls {
+		t.Fatalf("default MaxHostCalls = %d", got)
+	}
+
+	t.Run("extism", func(t *testing.T) {
+		p := pool(t, r, load(t, r, goGuest(t, "extismguest")), sandbox.PoolConfig{
+			Limits: sandbox.Limits{MaxHostCalls: 2, Timeout: 5 * time.Second},
+			Grants: sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}},
+		})
+		h := &recordingHost{state: map[string]json.RawMessage{}}
+		log := map[string]any{"op": "log", "level": 0, "message": "again"}
+		if _, err := invokeTool(ctx, p, h, "host", map[string]any{"calls": []any{log, log}}); err != nil {
+			t.Fatalf("two host calls: %v", err)
+		}
+		_, err := invokeTool(ctx, p, h, "host", map[string]any{"calls": []any{log, log, log}})
+		if !errors.Is(err, sandbox.ErrHostCallLimit) || !strings.HasSuffix(err.Error(), "more than 2 host function calls in one call") {
+			t.Fatalf("three host calls: %v, want ErrHostCallLimit", err)
+		}
+		if _, err := invokeTool(ctx, p, h, "host", map[string]any{"calls": []any{log}}); err != nil {
+			t.Fatalf("after the limit: %v", err)
+		}
+		if s := p.Stats(); s.Discarded != 1 {
+			t.Fatalf("stats = %+v, want the plugin discarded", s)
+		}
+	})
+}
+
 func TestOutputChecks(t *testing.T) {
 	r := newRuntime(t)
 	wp := pool(t, r, load(t, r, watFile(t, "misbehave.wat")), sandbox.PoolConfig{Limits: sandbox.Limits{MaxOutputBytes: 1 << 20, MaxInputBytes: 64}})

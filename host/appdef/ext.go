@@ -216,7 +216,7 @@ func (l *loader) parseLimits(v val, lim *sandbox.Limits) {
 		l.add(v.errf("want a mapping of limits, got %s", v.kind()))
 		return
 	}
-	names := []string{"memory_pages", "timeout", "max_input_bytes", "max_output_bytes", "max_instances"}
+	names := []string{"memory_pages", "timeout", "max_input_bytes", "max_output_bytes", "max_instances", "max_host_calls"}
 	for _, e := range entries {
 		switch e.key {
 		case "memory_pages":
@@ -234,6 +234,8 @@ func (l *loader) parseLimits(v val, lim *sandbox.Limits) {
 			lim.MaxOutputBytes = l.size(e.val)
 		case "max_instances":
 			lim.MaxInstances = l.size(e.val)
+		case "max_host_calls":
+			lim.MaxHostCalls = l.size(e.val)
 		default:
 			l.add(e.keyAt.errf("unknown limit %q%s; limits: %s", e.key, didYouMean(e.key, names), quoteList(names)))
 		}

@@ -5,6 +5,7 @@
 ;;   H  claim a 2 GiB output         P  return an output outside memory
 ;;   G  return "not json"            K  log with a bad pointer, return the status digit
 ;;   S  state_get (not granted), return the status digit
+;;   F  call log forever (a host call flood)
 (module
   (import "adkhost" "log" (func $log (param i32 i32 i32) (result i32)))
   (import "adkhost" "state_get" (func $state_get (param i32 i32 i32 i32) (result i32)))
@@ -84,6 +85,10 @@
     (if (i32.eq (local.get $c) (i32.const 0x4b)) ;; K
       (then (return (call $status
         (call $log (i32.const 0) (i32.const 0xfffffff0) (i32.const 10))))))
+    (if (i32.eq (local.get $c) (i32.const 0x46)) ;; F
+      (then (loop $flood
+        (drop (call $log (i32.const 0) (i32.const 1100) (i32.const 3)))
+        (br $flood))))
     (if (i32.eq (local.get $c) (i32.const 0x53)) ;; S
       (then (return (call $status
         (call $state_get (i32.const 1100) (i32.const 3) (i32.const 1200) (i32.const 1204))))))
