@@ -12,9 +12,12 @@ import (
 )
 
 // open opens a new store in t's temporary directory, closed at cleanup.
-func open(t testing.TB) *bolt.DB {
+func open(t testing.TB) *bolt.DB { return openConfig(t, bolt.Config{}) }
+
+// openConfig is open with cfg.
+func openConfig(t testing.TB, cfg bolt.Config) *bolt.DB {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "store.db"), bolt.Config{})
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "store.db"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +31,21 @@ func open(t testing.TB) *bolt.DB {
 
 func TestSessionServiceConformance(t *testing.T) {
 	sessiontest.Run(t, func(t *testing.T) session.Service { return open(t).Sessions() })
+}
+
+// TestSessionServiceConformanceCache runs the suite without the session
+// cache, and with one so small that it keeps dropping sessions.
+func TestSessionServiceConformanceCache(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		bytes int64
+	}{{"off", -1}, {"tiny", 4 << 10}} {
+		t.Run(c.name, func(t *testing.T) {
+			sessiontest.Run(t, func(t *testing.T) session.Service {
+				return openConfig(t, bolt.Config{SessionCacheBytes: c.bytes}).Sessions()
+			})
+		})
+	}
 }
 
 func TestArtifactServiceConformance(t *testing.T) {

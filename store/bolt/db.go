@@ -74,6 +74,14 @@ type Config struct {
 	// MaxGroup caps how many writes share one transaction under group
 	// commit. Zero means DefaultMaxGroup.
 	MaxGroup int
+	// SessionCacheBytes bounds the cache of decoded session histories
+	// that makes Get of a session read or written lately cheap, whatever
+	// its length: the stored JSON of the cached events, plus a fixed
+	// charge per event and per session (decoded events take somewhat
+	// more memory than their JSON). Least recently used sessions go
+	// first. Zero means DefaultSessionCacheBytes; a negative value turns
+	// the cache off.
+	SessionCacheBytes int64
 }
 
 // DB is one open store file. Its Sessions, Artifacts and Registry share the
@@ -172,7 +180,11 @@ func Open(path string, cfg Config) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
-	db.sessions = &SessionService{db: db}
+	cacheBytes := cfg.SessionCacheBytes
+	if cacheBytes == 0 {
+		cacheBytes = DefaultSessionCacheBytes
+	}
+	db.sessions = &SessionService{db: db, cache: newSessionCache(cacheBytes)}
 	db.artifacts = &ArtifactService{db: db}
 	db.registry = &Registry{db: db}
 	return db, nil

@@ -50,6 +50,17 @@
 // with NumRecentEvents or After reads only the events it returns, whatever
 // the length of the session.
 //
+// A bounded, least-recently-used cache (Config.SessionCacheBytes) keeps the
+// decoded history of sessions this process read in full or wrote lately;
+// appends extend it once committed. Get serves a cached history only if it
+// is the one the session's header names in Get's own read transaction
+// (revision, last update time, event count), so a change by any other
+// writer, a delete, or a delete and create again is read from the file,
+// never served stale. Such a Get costs a read of the session's header and
+// state, whatever its length. The sessions Get returns share the decoded
+// events (read-only, as session.Session hands them out), not their slices
+// or state.
+//
 // # Damaged files
 //
 // Open checks the file before bbolt maps it: a file that is not bbolt, whose

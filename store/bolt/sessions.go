@@ -36,6 +36,9 @@ type SessionService struct {
 	// revision check to Commit, so appends through one copy from several
 	// goroutines never see each other as stale.
 	locks keyLocks
+	// cache holds the decoded history of sessions read or written lately
+	// (nil: none); see sessionCache.
+	cache *sessionCache
 }
 
 var _ session.Service = (*SessionService)(nil)
@@ -103,6 +106,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	if err != nil {
 		return fail(err)
 	}
+	s.cache.put(string(key), header{rev: rev, lastUpdate: lastUpdate}, nil, nil, 0)
 	state := map[string]any{}
 	for _, part := range []struct {
 		b      []byte
@@ -130,17 +134,28 @@ func (s *SessionService) mergeStored(b *bbolt.Bucket, key []byte, delta map[stri
 	return merged, b.Put(key, merged)
 }
 
-// Get implements session.Service. It runs one read transaction and
-// decodes only the events it returns: it follows the session's chain of
-// events from the newest back, and with NumRecentEvents or After stops at
-// the first one not asked for, so its cost does not depend on the
-// session's length.
+// Get implements session.Service. It runs one read transaction. A session
+// whose history is in the cache (read in full or written lately by this
+// process, and not changed since) costs a read of its header and state,
+// whatever its length. Otherwise Get decodes only the events it returns:
+// it follows the session's chain of events from the newest back, and with
+// NumRecentEvents or After stops at the first one not asked for. A Get of
+// the whole history fills the cache.
 func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	key := sessionKey(req.AppName, req.UserID, req.SessionID)
-	var out *session.Session
+	whole := req.NumRecentEvents <= 0 && req.After.IsZero()
+	var (
+		out *session.Session
+		// Set when Get read the whole history from the file: what to cache.
+		fill   bool
+		h      header
+		all    []*session.Event
+		allTS  []int64
+		jsonSz int
+	)
 	err := s.db.view(func(tx *bbolt.Tx) error {
 		cur, ok, err := loadSession(tx, key)
 		if err != nil {
@@ -153,15 +168,29 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 		if err != nil {
 			return err
 		}
-		events, err := readEvents(tx.Bucket(bucketEvents), key, cur, req.NumRecentEvents, req.After)
-		if err != nil {
-			return s.db.corrupt("session %q: %v", req.SessionID, err)
+		var events []*session.Event
+		if cached, ts, hit := s.cache.get(string(key), cur.h); hit {
+			events = selectEvents(cached, ts, req.NumRecentEvents, req.After)
+		} else {
+			read, ts, n, err := readEvents(tx.Bucket(bucketEvents), key, cur, req.NumRecentEvents, req.After)
+			if err != nil {
+				return s.db.corrupt("session %q: %v", req.SessionID, err)
+			}
+			events = read
+			if whole && s.cache != nil {
+				// The session takes over events and may append to it:
+				// the cache gets its own slice of the same events.
+				fill, h, all, allTS, jsonSz = true, cur.h, slices.Clone(read), ts, n
+			}
 		}
 		out = session.New(req.AppName, req.UserID, req.SessionID, state, events, time.UnixMicro(cur.h.lastUpdate), cur.h.rev)
 		return nil
 	})
 	if err != nil {
 		return nil, session.KeyError(req.AppName, req.UserID, req.SessionID, err)
+	}
+	if fill {
+		s.cache.put(string(key), h, all, allTS, jsonSz)
 	}
 	return out, nil
 }
@@ -228,18 +257,23 @@ func chain(events *bbolt.Bucket, key []byte, last, count uint64, fn func(seq uin
 // readEvents returns a session's events, selected as session.FilterEvents
 // does: at most numRecent of the latest (if positive), then only the
 // latest run of those at or after after (if set). The newest are the
-// staged ones, then the log's.
-func readEvents(events *bbolt.Bucket, key []byte, cur staged, numRecent int, after time.Time) ([]*session.Event, error) {
+// staged ones, then the log's. It also returns the events' stored
+// timestamps (unix µs) and the size of their JSON, for the cache.
+func readEvents(events *bbolt.Bucket, key []byte, cur staged, numRecent int, after time.Time) ([]*session.Event, []int64, int, error) {
 	want := cur.h.count
 	if numRecent > 0 {
 		want = min(want, uint64(numRecent))
 	}
 	raw := make([][]byte, 0, min(want, 1024)) // want comes from the file: do not trust it with memory
+	ts := make([]int64, 0, cap(raw))
+	size := 0
 	take := func(tsMicro int64, json []byte) bool {
 		if uint64(len(raw)) >= want || (!after.IsZero() && time.UnixMicro(tsMicro).Before(after)) {
 			return false
 		}
 		raw = append(raw, json)
+		ts = append(ts, tsMicro)
+		size += len(json)
 		return true
 	}
 	more := true
@@ -251,11 +285,16 @@ func readEvents(events *bbolt.Bucket, key []byte, cur staged, numRecent int, aft
 			return take(r.tsMicro, r.json), nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 	}
 	slices.Reverse(raw)
-	return decodeEvents(raw)
+	slices.Reverse(ts)
+	out, err := decodeEvents(raw)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return out, ts, size, nil
 }
 
 // decodeEvents decodes events' JSON, spread over the CPUs when there are
@@ -421,6 +460,7 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 		return sessions.Delete(tagKey(key, tagState))
 	})
 	if err == nil || errors.Is(err, errAbsent) {
+		s.cache.remove(string(key))
 		return nil
 	}
 	return session.KeyError(req.AppName, req.UserID, req.SessionID, err)
@@ -488,7 +528,8 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 		return fail(err)
 	}
 
-	var newRev uint64
+	// newRev and count are those of the run of apply that committed.
+	var newRev, count uint64
 	err = s.db.commit.submit(t, func(tx *bbolt.Tx, alone bool) error {
 		cur, ok, err := loadSession(tx, key)
 		if err != nil {
@@ -511,8 +552,9 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 		if newRev, err = tx.Bucket(bucketMeta).NextSequence(); err != nil {
 			return err
 		}
+		count = cur.h.count + 1
 		next := staged{
-			h:      header{rev: newRev, lastUpdate: ts, last: cur.h.last, count: cur.h.count + 1},
+			h:      header{rev: newRev, lastUpdate: ts, last: cur.h.last, count: count},
 			state:  state,
 			events: append(cur.events[:len(cur.events):len(cur.events)], stagedEvent{tsMicro: ts, json: data}),
 			inTail: cur.inTail,
@@ -540,6 +582,16 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	})
 	if err != nil {
 		return fail(err)
+	}
+	if s.cache.holds(string(key), rev) {
+		// The cache holds the event as Get would decode it from the file,
+		// not e, which the caller still owns.
+		dec := new(session.Event)
+		if err := dec.UnmarshalJSON(data); err != nil {
+			s.cache.remove(string(key))
+		} else {
+			s.cache.append(string(key), rev, header{rev: newRev, lastUpdate: ts, count: count}, dec, ts, len(data))
+		}
 	}
 	e.ID, e.Timestamp = stored.ID, stored.Timestamp
 	temp := session.TrimTempDelta(e)
