@@ -326,10 +326,12 @@ func TestTrapIsAToolError(t *testing.T) {
 
 // TestTimeoutFailsTheRun: without on_tool_error, a guest that runs past its
 // time limit fails the run; the error event names the module, hook and
-// tool, and the next turn works.
+// tool, and the next turn works. The timeout is short: making the Go
+// guest's instance, slow under the race detector and load, runs under
+// InitTimeout instead.
 func TestTimeoutFailsTheRun(t *testing.T) {
 	t.Parallel()
-	m := load(t, host.ModuleConfig{Limits: sandbox.Limits{Timeout: 2 * time.Second}})
+	m := load(t, host.ModuleConfig{Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
 	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
 		calls(call("c1", "spin", nil)),
 		calls(call("c2", "echo", map[string]any{"ok": true})), reply("done"))

@@ -163,10 +163,15 @@ func TestHostileModules(t *testing.T) {
 			discarded: 1,
 		},
 		{
+			// Stopped at MaxCallDepth (ErrCallDepth wraps ErrTrap), long
+			// before wazero's 400 MB call stack ceiling.
 			name: "stack overflow", tool: "recurse",
-			kind:      sandbox.ErrTrap,
-			want:      "{sandbox}: guest trapped: adkhost_tool_call: stack overflow",
+			kind:      sandbox.ErrCallDepth,
+			want:      "{sandbox}: guest trapped: call depth limit exceeded: adkhost_tool_call: more than 10000 nested calls (MaxCallDepth)",
 			discarded: 1,
+			check: func(t *testing.T, _ *world) {
+				t.Logf("peak resident memory so far: %s", vmHWM())
+			},
 		},
 		{
 			name: "trap", tool: "trap",
@@ -289,6 +294,9 @@ func TestHostileModules(t *testing.T) {
 			if !errors.Is(err, tc.kind) {
 				t.Errorf("error %v does not wrap %v", err, tc.kind)
 			}
+			if tc.kind == sandbox.ErrCallDepth && !errors.Is(err, sandbox.ErrTrap) {
+				t.Errorf("error %v does not wrap %v", err, sandbox.ErrTrap)
+			}
 			prefix := regexp.QuoteMeta(fmt.Sprintf(`module "hostile" hook tool_call (tool %q): `, tc.tool))
 			sb := regexp.QuoteMeta("sandbox: module " + digest(wasm) + " hook tool_call")
 			pattern := prefix + strings.ReplaceAll(tc.want, "{sandbox}", sb)
@@ -324,6 +332,20 @@ func TestHostileModules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// vmHWM is the process's peak resident memory, on Linux.
+func vmHWM() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 // TestHostileModulesRefusedAtLoad: a module without an ABI version marker,

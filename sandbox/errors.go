@@ -1,6 +1,9 @@
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of Load. Each is wrapped with the module's digest and the details,
 // e.g. "sandbox: module sha256:0123456789ab: missing export: ...".
@@ -58,6 +61,10 @@ var (
 	ErrMemoryLimit = errors.New("memory limit exceeded")
 	// ErrTrap: the guest trapped or exited (discarded).
 	ErrTrap = errors.New("guest trapped")
+	// ErrCallDepth: the guest nested more than MaxCallDepth calls and was
+	// stopped (discarded). It wraps ErrTrap: before MaxCallDepth existed
+	// the same guest trapped with a stack overflow.
+	ErrCallDepth = fmt.Errorf("%w: call depth limit exceeded", ErrTrap)
 	// ErrHostCallLimit: the guest called host functions more than
 	// MaxHostCalls times in one call and was stopped (discarded).
 	ErrHostCallLimit = errors.New("host call limit exceeded")

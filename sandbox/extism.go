@@ -60,10 +60,13 @@ func (s *poolSpec) newExtism(ctx context.Context) (*extismInstance, error) {
 	// The Extism config (WithStartFunctions, name) is set by go-sdk; WASI
 	// grants come from the pool's module config.
 	cfg := s.wcfg.WithStderr(stderr)
-	ictx, cancel := context.WithTimeout(ctx, s.limits.Timeout)
+	ictx, cancel := context.WithTimeout(ctx, s.limits.InitTimeout)
 	defer cancel()
 	p, err := s.extism.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: cfg})
 	if err != nil {
+		if ictx.Err() != nil {
+			return nil, fmt.Errorf("%w: instantiation stopped after %s (InitTimeout): %v", ErrTimeout, s.limits.InitTimeout, err)
+		}
 		return nil, fmt.Errorf("%w: instantiation: %v%s", ErrTrap, err, stderr.suffix())
 	}
 	logger := s.logger

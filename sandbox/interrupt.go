@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,10 +36,28 @@ import (
 // context ends), and the call fails with ErrTimeout. A module's start
 // section is moved to an export, so that the host runs it under the same
 // guard instead of inside wazero's instantiation.
+//
+// Bounding the call depth. wazero grows an instance's call stack up to a
+// fixed 400 MB before it traps "stack overflow", outside any memory limit.
+// instrument also adds a depth global, the frames the guest may still
+// open: every function entry traps if it is zero and decrements it, and
+// every exit increments it again. Exits are the end of the body, return,
+// and branches to the function's label; instrument wraps each body in a
+// block so that all but return (rewritten to a branch to that block) and
+// the tail calls (which increment before leaving) run one increment at
+// the block's end. Calls out to host functions return normally, and a
+// host function calling back into the guest (adkhost_alloc) nests
+// balanced entries and exits. A trap skips the exits, but the instance is
+// then discarded; the host resets the global before every call anyway.
+// Before trapping at the limit, the entry sets the global to -1, so the
+// host can tell that trap from any other (ErrCallDepth). Exception
+// handling, which could unwind past exits, is not enabled in wazero and
+// its instructions make a module uninstrumentable.
 
 // Exports instrument adds. The names have a dot, which no ABI export has.
 const (
 	interruptExport = "adkhost.interrupt"
+	depthExport     = "adkhost.depth"
 	startExport     = "adkhost.start"
 )
 
@@ -49,7 +68,9 @@ var errUninstrumentable = errors.New("cannot instrument")
 // Section ids.
 const (
 	secCustom    = 0
+	secType      = 1
 	secImport    = 2
+	secFunction  = 3
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
@@ -71,8 +92,8 @@ func sectionRank(id byte) int {
 	return int(id) * 10
 }
 
-// instrument returns wasm with the interrupt global, its checks, the
-// start function moved to an export, and its data segments merged
+// instrument returns wasm with the interrupt and depth globals, their
+// checks, the start function moved to an export, and its data segments merged
 // (mergeData). It fails with errUninstrumentable on
 // anything it does not understand; the module is then run unchanged.
 func instrument(wasm []byte) ([]byte, error) {
@@ -97,11 +118,27 @@ func instrument(wasm []byte) ([]byte, error) {
 	// Global indices: imported globals first, then defined ones.
 	var importedGlobals, definedGlobals uint32
 	var start []byte
+	var types []funcType
+	var funcTypes []uint32 // the type index of each defined function
 	hasMemory, hasDataCount := false, false
 	for _, s := range secs {
 		switch s.id {
 		case secDataCount:
 			hasDataCount = true
+		case secType:
+			t, err := parseTypes(s.body)
+			if err != nil {
+				return nil, err
+			}
+			types = t
+		case secFunction:
+			r := reader{b: s.body}
+			for n := r.u32(); n > 0 && r.err == nil; n-- {
+				funcTypes = append(funcTypes, r.u32())
+			}
+			if r.err != nil {
+				return nil, fmt.Errorf("%w: function section: %v", errUninstrumentable, r.err)
+			}
 		case secImport:
 			n, mem, err := countImportedGlobals(s.body)
 			if err != nil {
@@ -139,12 +176,58 @@ func instrument(wasm []byte) ([]byte, error) {
 	check = append(check, 0x04, 0x40, 0x00, 0x0b)       //   if unreachable end
 	check = append(check, 0x0b)                         // end
 
-	// mut i32 $interrupt = 0, mut i32 $ctr = 1024
-	newGlobal := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x08, 0x0b}
+	depth := gidx + 2
+	var enter, leave []byte
+	enter = appendU32(append(enter, 0x23), depth) // global.get $depth
+	enter = append(enter, 0x45, 0x04, 0x40)       // i32.eqz, if
+	enter = append(enter, 0x41, 0x7f)             //   i32.const -1
+	enter = appendU32(append(enter, 0x24), depth) //   global.set $depth
+	enter = append(enter, 0x00, 0x0b)             //   unreachable, end
+	enter = appendU32(append(enter, 0x23), depth) // global.get $depth
+	enter = append(enter, 0x41, 0x01, 0x6b)       // i32.const 1, i32.sub
+	enter = appendU32(append(enter, 0x24), depth) // global.set $depth
+	leave = appendU32(append(leave, 0x23), depth) // global.get $depth
+	leave = append(leave, 0x41, 0x01, 0x6a)       // i32.const 1, i32.add
+	leave = appendU32(append(leave, 0x24), depth) // global.set $depth
+	enter = append(enter, check...)
+
+	// Block types of the wrapper blocks: a function's results, as a type
+	// [] -> [results] for more than one result, added when the module has
+	// none.
+	blockTypes := make([][]byte, len(types))
+	var newTypes []funcType
+	for i, t := range types {
+		switch len(t.results) {
+		case 0:
+			blockTypes[i] = []byte{0x40}
+		case 1:
+			blockTypes[i] = t.results
+		default:
+			blockOf := func(u funcType) bool { return len(u.params) == 0 && bytes.Equal(u.results, t.results) }
+			j := slices.IndexFunc(types, blockOf)
+			if j < 0 {
+				if k := slices.IndexFunc(newTypes, blockOf); k >= 0 {
+					j = len(types) + k
+				} else {
+					j = len(types) + len(newTypes)
+					newTypes = append(newTypes, funcType{results: t.results})
+				}
+			}
+			blockTypes[i] = appendU32(nil, uint32(j))
+		}
+	}
+
+	// mut i32 $interrupt = 0, mut i32 $ctr = 1024, mut i32 $depth
+	newGlobal := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x08, 0x0b, 0x7f, 0x01, 0x41}
+	newGlobal = appendS32(newGlobal, DefaultMaxCallDepth) // the host sets the pool's
+	newGlobal = append(newGlobal, 0x0b)
 	newExports := appendName(nil, interruptExport)
 	newExports = append(newExports, 0x03) // global
 	newExports = appendU32(newExports, gidx)
-	nExports := uint32(1)
+	newExports = appendName(newExports, depthExport)
+	newExports = append(newExports, 0x03) // global
+	newExports = appendU32(newExports, depth)
+	nExports := uint32(2)
 	if start != nil {
 		newExports = appendName(newExports, startExport)
 		newExports = append(newExports, 0x00) // func
@@ -164,7 +247,7 @@ func instrument(wasm []byte) ([]byte, error) {
 	// before the first section that must follow them.
 	insertMissing := func(before int) {
 		if !haveGlobal && before > sectionRank(secGlobal) {
-			emit(secGlobal, append(appendU32(nil, 2), newGlobal...))
+			emit(secGlobal, append(appendU32(nil, 3), newGlobal...))
 			haveGlobal = true
 		}
 		if !haveExport && before > sectionRank(secExport) {
@@ -178,7 +261,7 @@ func instrument(wasm []byte) ([]byte, error) {
 		}
 		switch s.id {
 		case secGlobal:
-			b, err := appendVecItems(s.body, 2, newGlobal)
+			b, err := appendVecItems(s.body, 3, newGlobal)
 			if err != nil {
 				return nil, err
 			}
@@ -193,8 +276,28 @@ func instrument(wasm []byte) ([]byte, error) {
 			haveExport = true
 		case secStart:
 			// Moved to startExport.
+		case secType:
+			var items []byte
+			for _, t := range newTypes {
+				items = append(items, 0x60)
+				items = appendU32(items, 0)
+				items = appendU32(items, uint32(len(t.results)))
+				items = append(items, t.results...)
+			}
+			b, err := appendVecItems(s.body, uint32(len(newTypes)), items)
+			if err != nil {
+				return nil, err
+			}
+			emit(s.id, b)
 		case secCode:
-			b, err := instrumentCode(s.body, check)
+			bts := make([][]byte, len(funcTypes))
+			for i, ti := range funcTypes {
+				if int(ti) >= len(blockTypes) {
+					return nil, fmt.Errorf("%w: function %d has type %d of %d", errUninstrumentable, i, ti, len(blockTypes))
+				}
+				bts[i] = blockTypes[ti]
+			}
+			b, err := instrumentCode(s.body, bodyCode{enter: enter, leave: leave, check: check}, bts)
 			if err != nil {
 				return nil, err
 			}
@@ -260,11 +363,18 @@ func countImportedGlobals(body []byte) (uint32, bool, error) {
 	return globals, memory, nil
 }
 
-// instrumentCode inserts check at the start of every function body and
-// after every loop instruction.
-func instrumentCode(sec, check []byte) ([]byte, error) {
+// bodyCode is what instrumentCode inserts: enter at a function's entry,
+// check after every loop instruction, leave at every exit.
+type bodyCode struct{ enter, check, leave []byte }
+
+// instrumentCode instruments every function body; blockTypes holds the
+// block type of each function's results.
+func instrumentCode(sec []byte, code bodyCode, blockTypes [][]byte) ([]byte, error) {
 	r := reader{b: sec}
 	n := r.u32()
+	if r.err == nil && int(n) != len(blockTypes) {
+		return nil, fmt.Errorf("%w: %d function bodies for %d functions", errUninstrumentable, n, len(blockTypes))
+	}
 	out := appendU32(make([]byte, 0, len(sec)+len(sec)/8), n)
 	var body []byte
 	for i := uint32(0); i < n && r.err == nil; i++ {
@@ -274,7 +384,7 @@ func instrumentCode(sec, check []byte) ([]byte, error) {
 			break
 		}
 		var err error
-		body, err = instrumentBody(body[:0], fn, check)
+		body, err = instrumentBody(body[:0], fn, code, blockTypes[i])
 		if err != nil {
 			return nil, fmt.Errorf("%w: function %d: %v", errUninstrumentable, i, err)
 		}
@@ -287,7 +397,15 @@ func instrumentCode(sec, check []byte) ([]byte, error) {
 	return out, nil
 }
 
-func instrumentBody(out, fn, check []byte) ([]byte, error) {
+// instrumentBody rewrites one function body (locals, then expr) to
+//
+//	locals  enter  block (result ...)  expr'  end  leave  end
+//
+// where expr' is expr without its final end, with check after every loop,
+// return as a branch to the new block, and leave before every tail call.
+// A branch to the function's own label now targets the block, so every
+// exit but a tail call runs leave once.
+func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, error) {
 	r := reader{b: fn}
 	for n := r.u32(); n > 0 && r.err == nil; n-- { // locals
 		r.u32()
@@ -297,21 +415,53 @@ func instrumentBody(out, fn, check []byte) ([]byte, error) {
 		return nil, r.err
 	}
 	out = append(out, fn[:r.i]...)
-	out = append(out, check...)
+	out = append(out, code.enter...)
+	out = append(out, 0x02) // block
+	out = append(out, blockType...)
 	from := r.i
+	nesting := uint32(0) // blocks open within expr
 	for r.i < len(r.b) && r.err == nil {
+		at := r.i
 		op := r.byte()
 		switch {
 		case op == 0x03: // loop
 			r.s33()
+			nesting++
 			out = append(out, fn[from:r.i]...)
-			out = append(out, check...)
+			out = append(out, code.check...)
 			from = r.i
 		case op == 0x02 || op == 0x04: // block, if
 			r.s33()
-		case op <= 0x01 || op == 0x05 || op == 0x0b || op == 0x0f || op == 0x1a || op == 0x1b || op == 0xd1:
+			nesting++
+		case op == 0x0b: // end
+			if nesting > 0 {
+				nesting--
+				continue
+			}
+			if r.i != len(r.b) {
+				r.fail("code after the function's end at %d", r.i)
+				continue
+			}
+			out = append(out, fn[from:r.i]...) // ends the block
+			out = append(out, code.leave...)
+			out = append(out, 0x0b)
+			return out, nil
+		case op == 0x0f: // return: br to the block, which leaves
+			out = append(out, fn[from:at]...)
+			out = appendU32(append(out, 0x0c), nesting)
+			from = r.i
+		case op == 0x12 || op == 0x13: // return_call, return_call_indirect
+			// The callee's frame replaces this one: leave first.
+			out = append(out, fn[from:at]...)
+			out = append(out, code.leave...)
+			from = at
+			r.u32()
+			if op == 0x13 {
+				r.u32()
+			}
+		case op <= 0x01 || op == 0x05 || op == 0x1a || op == 0x1b || op == 0xd1:
 			// no immediate
-		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || op == 0xd2 ||
+		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0xd2 ||
 			op >= 0x20 && op <= 0x26:
 			r.u32()
 		case op == 0x0e: // br_table
@@ -319,7 +469,7 @@ func instrumentBody(out, fn, check []byte) ([]byte, error) {
 				r.u32()
 			}
 			r.u32()
-		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
+		case op == 0x11: // call_indirect
 			r.u32()
 			r.u32()
 		case op == 0x1c: // select t*
@@ -355,7 +505,40 @@ func instrumentBody(out, fn, check []byte) ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return append(out, fn[from:]...), nil
+	return nil, errors.New("no end")
+}
+
+// funcType is an entry of the type section, its value types as bytes.
+type funcType struct{ params, results []byte }
+
+// parseTypes reads the type section. Only the number types, v128 and the
+// two reference types are known: a typed reference (function references,
+// GC) makes the module uninstrumentable.
+func parseTypes(body []byte) ([]funcType, error) {
+	r := reader{b: body}
+	valtypes := func() []byte {
+		n := r.u32()
+		vs := r.take(int(n))
+		for _, v := range vs {
+			if !(v >= 0x7b && v <= 0x7f || v == 0x70 || v == 0x6f) {
+				r.fail("value type %#x", v)
+			}
+		}
+		return vs
+	}
+	var types []funcType
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		if form := r.byte(); form != 0x60 {
+			r.fail("type form %#x", form)
+			break
+		}
+		p := valtypes()
+		types = append(types, funcType{params: p, results: valtypes()})
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: type section: %v", errUninstrumentable, r.err)
+	}
+	return types, nil
 }
 
 func (r *reader) prefixFC() {
@@ -531,7 +714,7 @@ func (r *Runtime) instrumented(digest string, wasm []byte) ([]byte, error) {
 	if r.cacheDir == "" {
 		return instrument(wasm)
 	}
-	dir := filepath.Join(r.cacheDir, "adkhost-instrumented-v3")
+	dir := filepath.Join(r.cacheDir, "adkhost-instrumented-v4")
 	path := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
 	if b, err := os.ReadFile(path); err == nil {
 		return b, nil

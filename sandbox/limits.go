@@ -20,6 +20,13 @@ const (
 	// far above what a guest doing real work makes, low enough that a
 	// flood ends in well under the default timeout.
 	DefaultMaxHostCalls = 100_000
+	// DefaultMaxCallDepth bounds the nested calls of a guest: far above
+	// what the test guests reach (the Go guests between 100 and 300,
+	// encoding JSON), and with small frames about a MiB of wazero call
+	// stack instead of its 400 MB ceiling.
+	DefaultMaxCallDepth = 10_000
+	// DefaultInitTimeout is the least time an instance has to start.
+	DefaultInitTimeout = 10 * time.Second
 )
 
 // Limits bound what one module's instances may use. A zero field takes its
@@ -34,8 +41,16 @@ type Limits struct {
 	MemoryPages uint32
 	// Timeout is the wall time of one call, host functions included
 	// (default 10 s). At the deadline the instance is closed, which stops
-	// even an infinite loop, and the call fails with ErrTimeout.
+	// even an infinite loop, and the call fails with ErrTimeout. Making a
+	// new instance for the call does not count: see InitTimeout.
 	Timeout time.Duration
+	// InitTimeout is the wall time of instantiating a module: its start
+	// function and a WASI reactor's _initialize (default the larger of
+	// Timeout and 10 s). Past it the instance is dropped and the call that
+	// needed it fails with ErrTimeout. It is separate from Timeout so that
+	// a short call timeout does not fail calls whose instance starts
+	// slowly under load.
+	InitTimeout time.Duration
 	// MaxInputBytes bounds a call's input and every result a host function
 	// hands the guest (default 4 MiB).
 	MaxInputBytes int
@@ -50,6 +65,15 @@ type Limits struct {
 	// past the budget stops the guest: the call fails with
 	// ErrHostCallLimit and the instance is discarded.
 	MaxHostCalls int
+	// MaxCallDepth bounds the guest functions active at once: a call past
+	// it traps, and the call fails with ErrCallDepth (an ErrTrap) and
+	// discards the instance (default 10,000). It bounds the call stack
+	// wazero allocates for the instance outside MemoryPages, to
+	// MaxCallDepth times the largest frame (at most 2^30). Only native
+	// modules the sandbox can instrument are bounded (interrupt.go); the
+	// others, and Extism modules, stop at wazero's own limit, a call
+	// stack of 400 MB.
+	MaxCallDepth int
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -71,6 +95,12 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxHostCalls <= 0 {
 		l.MaxHostCalls = DefaultMaxHostCalls
+	}
+	if l.InitTimeout <= 0 {
+		l.InitTimeout = max(l.Timeout, DefaultInitTimeout)
+	}
+	if l.MaxCallDepth <= 0 {
+		l.MaxCallDepth = DefaultMaxCallDepth
 	}
 	return l
 }

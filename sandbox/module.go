@@ -246,7 +246,8 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 		if errors.As(err, &se) {
 			return nil, fmt.Errorf("sandbox: module %s: %w: %s failed: %w", shortDigest(digest), ErrDescribe, abi.ExportDescribe, se.err)
 		}
-		return nil, fail(ErrDescribe, "%v", err)
+		// Wrapped, so that the cause (ErrTimeout, ErrCallDepth, ...) shows.
+		return nil, fmt.Errorf("sandbox: module %s: %w: %w", shortDigest(digest), ErrDescribe, err)
 	}
 	if err := d.Validate(); err != nil {
 		return nil, fail(ErrDescribe, "%v", err)

@@ -33,6 +33,10 @@ type nativeInstance struct {
 	stack  [2]uint64
 	stderr *tail
 	stop   *interrupter // nil for a module run on the guarded runtime
+	// depth is the frames the guest may still open (interrupt.go); nil
+	// for a module run on the guarded runtime.
+	depth    api.MutableGlobal
+	maxDepth uint64
 	// The input block: allocated by the guest, owned by the host.
 	inPtr, inCap uint32
 }
@@ -40,7 +44,9 @@ type nativeInstance struct {
 func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 	limit := &linearLimit{max: uint64(s.limits.MemoryPages) << 16}
 	stderr := &tail{}
-	cs := &callState{spec: s, deadline: time.Now().Add(s.limits.Timeout)}
+	// Instantiation has its own, longer limit: a slow start under load
+	// must not fail a call with a short Timeout.
+	cs := &callState{spec: s, deadline: time.Now().Add(s.limits.InitTimeout)}
 	cs.parent = context.WithValue(ctx, callKey{}, cs)
 	defer cs.done()
 	ictx := experimental.WithMemoryAllocator(cs.parent, limit)
@@ -73,9 +79,16 @@ func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 			return nil, fmt.Errorf("%w: instrumented module lacks its %s global", ErrTrap, interruptExport)
 		}
 		in.stop = newInterrupter(g)
+		d, ok := mod.ExportedGlobal(depthExport).(api.MutableGlobal)
+		if !ok {
+			mod.Close(ctx)
+			return nil, fmt.Errorf("%w: instrumented module lacks its %s global", ErrTrap, depthExport)
+		}
+		in.depth, in.maxDepth = d, uint64(s.limits.MaxCallDepth)
+		d.Set(in.maxDepth)
 	}
 	// The start function (moved to an export by instrument) and the WASI
-	// reactor's _initialize run under the call deadline.
+	// reactor's _initialize run under InitTimeout.
 	in.arm(ctx, cs)
 	for _, name := range []string{startExport, "_initialize"} {
 		fn := mod.ExportedFunction(name)
@@ -87,14 +100,33 @@ func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 		}
 	}
 	stopped := in.disarm(cs)
+	if stopped && err == nil {
+		// The deadline fired in a host function the guest then returned
+		// from: the interrupt global stays set, so the instance is
+		// spent.
+		err = errors.New("interrupted")
+	}
 	if err != nil {
 		in.close(ctx)
 		if cs.overBudget {
 			return nil, fmt.Errorf("instantiation: %w", cs.budgetError())
 		}
+		if in.tooDeep() {
+			return nil, fmt.Errorf("%w: instantiation: more than %d nested calls (MaxCallDepth)%s", ErrCallDepth, s.limits.MaxCallDepth, stderr.suffix())
+		}
 		return nil, instantiationError(s, limit, stderr, stopped || ictx.Err() != nil, err)
 	}
 	return in, nil
+}
+
+// maxCallDepth is the largest MaxCallDepth: the depth global is an i32,
+// and -1 marks the trap at the limit.
+const maxCallDepth = 1 << 30
+
+// tooDeep reports whether the guest trapped at MaxCallDepth: the entry
+// that trapped set the depth global to -1 (interrupt.go).
+func (in *nativeInstance) tooDeep() bool {
+	return in.depth != nil && int32(in.depth.Get()) == -1
 }
 
 func instantiationError(s *poolSpec, limit *linearLimit, stderr *tail, stopped bool, err error) error {
@@ -102,7 +134,7 @@ func instantiationError(s *poolSpec, limit *linearLimit, stderr *tail, stopped b
 		return fmt.Errorf("%w: instantiation: %v", ErrMemoryLimit, err)
 	}
 	if stopped {
-		return fmt.Errorf("%w: instantiation stopped after %s", ErrTimeout, s.limits.Timeout)
+		return fmt.Errorf("%w: instantiation stopped after %s (InitTimeout)", ErrTimeout, s.limits.InitTimeout)
 	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
@@ -153,6 +185,11 @@ func (in *nativeInstance) call(ctx context.Context, cs *callState, export string
 		defer func() { cs.stopped = in.disarm(cs) }()
 	}
 	cs.native = in
+	if in.depth != nil {
+		// Balanced entries and exits leave it at the limit; setting it
+		// costs nothing and keeps one call's drift out of the next.
+		in.depth.Set(in.maxDepth)
+	}
 	in.limit.refused.Store(false)
 	in.stderr.reset()
 	n := uint32(len(input))
@@ -230,6 +267,9 @@ func (in *nativeInstance) release(ctx context.Context, ptr, n uint32) error {
 // failure classifies an error of a guest function. The caller discards
 // the instance; the pool turns deadline errors into ErrTimeout.
 func (in *nativeInstance) failure(fn string, err error) error {
+	if in.tooDeep() {
+		return fmt.Errorf("%w: %s: more than %d nested calls (MaxCallDepth)%s", ErrCallDepth, fn, in.maxDepth, in.stderr.suffix())
+	}
 	if in.limit.refused.Load() {
 		return fmt.Errorf("%w: %s failed after memory.grow was refused at %d pages: %s%s", ErrMemoryLimit, fn, in.limit.max>>16, firstLine(err), in.stderr.suffix())
 	}

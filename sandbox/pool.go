@@ -97,6 +97,9 @@ func newSpec(ctx context.Context, r *Runtime, m *Module, cfg PoolConfig) (*poolS
 	if m.minPages > s.limits.MemoryPages {
 		return nil, fail(ErrLimits, "the module starts with %d memory pages, above the limit of %d", m.minPages, s.limits.MemoryPages)
 	}
+	if s.limits.MaxCallDepth > maxCallDepth {
+		return nil, fail(ErrLimits, "MaxCallDepth %d exceeds %d", s.limits.MaxCallDepth, maxCallDepth)
+	}
 	if s.limits.MemoryPages > 65536 {
 		return nil, fail(ErrLimits, "MemoryPages %d exceeds 65536 (4 GiB)", s.limits.MemoryPages)
 	}

@@ -216,7 +216,7 @@ func (l *loader) parseLimits(v val, lim *sandbox.Limits) {
 		l.add(v.errf("want a mapping of limits, got %s", v.kind()))
 		return
 	}
-	names := []string{"memory_pages", "timeout", "max_input_bytes", "max_output_bytes", "max_instances", "max_host_calls"}
+	names := []string{"memory_pages", "timeout", "init_timeout", "max_input_bytes", "max_output_bytes", "max_instances", "max_host_calls", "max_call_depth"}
 	for _, e := range entries {
 		switch e.key {
 		case "memory_pages":
@@ -228,6 +228,8 @@ func (l *loader) parseLimits(v val, lim *sandbox.Limits) {
 			lim.MemoryPages = uint32(n)
 		case "timeout":
 			lim.Timeout = l.duration(e.val)
+		case "init_timeout":
+			lim.InitTimeout = l.duration(e.val)
 		case "max_input_bytes":
 			lim.MaxInputBytes = l.size(e.val)
 		case "max_output_bytes":
@@ -236,6 +238,8 @@ func (l *loader) parseLimits(v val, lim *sandbox.Limits) {
 			lim.MaxInstances = l.size(e.val)
 		case "max_host_calls":
 			lim.MaxHostCalls = l.size(e.val)
+		case "max_call_depth":
+			lim.MaxCallDepth = l.size(e.val)
 		default:
 			l.add(e.keyAt.errf("unknown limit %q%s; limits: %s", e.key, didYouMean(e.key, names), quoteList(names)))
 		}
