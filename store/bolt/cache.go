@@ -2,6 +2,8 @@ package bolt
 
 import (
 	"container/list"
+	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,7 +25,8 @@ const (
 
 // sessionCache keeps the decoded events of the sessions this process read
 // in full or wrote lately, least recently used dropped first, so that Get
-// of such a session decodes none of its history.
+// of such a session decodes none of its history but the events appended
+// since the last Get.
 //
 // An entry is only a hint: Get serves it only if its revision, last update
 // time and event count are those of the session's header read in Get's own
@@ -37,7 +40,7 @@ const (
 // The decoded events are shared by every session Get returns (as
 // session.InMemoryService shares them; sessions hand events out as
 // read-only); the slices are not. Entry slices are only ever appended to,
-// in place: what a reader took ([:n]) is never written again.
+// in place, or replaced: what a reader took ([:n]) is never written again.
 type sessionCache struct {
 	max int64
 
@@ -49,12 +52,32 @@ type sessionCache struct {
 
 // cacheEntry is one session's history: its events, their stored
 // timestamps (unix µs, what After compares) and the header they match.
+//
+// An append adds its event's stored JSON to raw, not a decoded event:
+// decoding it there would cost every append a JSON decode (most of the
+// CPU an append costs besides encoding), while a session is read far less
+// often than written in a burst. The next get decodes raw into events, so
+// what it serves is decoded from the very bytes the file holds, as an
+// uncached Get's events are.
 type cacheEntry struct {
-	key    string
-	h      header
+	key string
+	h   header
+	// events are the decoded events, oldest first; raw the stored JSON of
+	// those appended after them, not decoded yet. len(events)+len(raw) is
+	// len(ts).
 	events []*session.Event
+	raw    [][]byte
 	ts     []int64
-	size   int64
+	// state is the session's own state (its stored JSON object) at
+	// revision h.rev, if stateOK: the base an append merges its delta
+	// into, so that it need not read it in a transaction of its own. The
+	// append's transaction still compares it with the stored state.
+	state   []byte
+	stateOK bool
+	// members is state decoded (nil: not decoded yet), so that the next
+	// append merges into it without decoding state again. Never modified.
+	members map[string]json.RawMessage
+	size    int64
 }
 
 // newSessionCache returns a cache of about max bytes, or nil (no cache)
@@ -74,15 +97,16 @@ func (e *cacheEntry) matches(h header) bool {
 
 // get returns the cached events of the session key, with their
 // timestamps, if they are the history h describes. The slices must not be
-// modified. An entry older than h is dropped.
+// modified. An entry older than h is dropped. Events appended since the
+// last get are decoded here, outside c.mu.
 func (c *sessionCache) get(key string, h header) (events []*session.Event, ts []int64, ok bool) {
 	if c == nil {
 		return nil, nil, false
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	el := c.m[key]
 	if el == nil {
+		c.mu.Unlock()
 		return nil, nil, false
 	}
 	e := el.Value.(*cacheEntry)
@@ -92,21 +116,50 @@ func (c *sessionCache) get(key string, h header) (events []*session.Event, ts []
 		if e.h.rev < h.rev {
 			c.drop(el)
 		}
+		c.mu.Unlock()
 		return nil, nil, false
 	}
 	c.lru.MoveToFront(el)
-	n := len(e.events)
-	return e.events[:n:n], e.ts[:n:n], true
+	d, n := len(e.events), len(e.ts)
+	events, ts = e.events[:d:d], e.ts[:n:n]
+	raw := e.raw[: n-d : n-d]
+	c.mu.Unlock()
+	if len(raw) == 0 {
+		return events, ts, true
+	}
+	dec, err := decodeEvents(raw)
+	if err != nil {
+		// Bytes this process stored and could not decode: let the caller
+		// read the file, which reports what is wrong.
+		c.mu.Lock()
+		if c.m[key] == el {
+			c.drop(el)
+		}
+		c.mu.Unlock()
+		return nil, nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Keep the decoded events unless another get kept its own first (or
+	// the entry was replaced): events only ever grow here.
+	if c.m[key] == el && len(e.events) == d {
+		e.events = append(e.events, dec...)
+		// A new array: concurrent gets may still read the old one.
+		e.raw = slices.Clone(e.raw[len(raw):])
+		return e.events[:n:n], ts, true
+	}
+	return slices.Concat(events, dec), ts, true
 }
 
 // put caches the whole history of the session key, whose header is h,
 // taking over events and ts. jsonBytes is the size of the events' stored
-// JSON. An entry of a later revision is kept instead.
-func (c *sessionCache) put(key string, h header, events []*session.Event, ts []int64, jsonBytes int) {
+// JSON; state is the session's own stored state (not shared with a
+// transaction). An entry of a later revision is kept instead.
+func (c *sessionCache) put(key string, h header, events []*session.Event, ts []int64, jsonBytes int, state []byte) {
 	if c == nil {
 		return
 	}
-	size := int64(jsonBytes) + int64(len(events))*cacheEventOverhead + cacheSessionOverhead
+	size := int64(jsonBytes) + int64(len(state)) + int64(len(events))*cacheEventOverhead + cacheSessionOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el := c.m[key]; el != nil {
@@ -118,29 +171,40 @@ func (c *sessionCache) put(key string, h header, events []*session.Event, ts []i
 	if size > c.max {
 		return
 	}
-	e := &cacheEntry{key: key, h: h, events: events, ts: ts, size: size}
+	e := &cacheEntry{key: key, h: h, events: events, ts: ts, state: state, stateOK: true, size: size}
 	c.m[key] = c.lru.PushFront(e)
 	c.used += size
 	c.evict()
 }
 
-// holds reports whether the cache holds the session key at revision rev:
-// whether an append to it is worth decoding for the cache.
-func (c *sessionCache) holds(key string, rev uint64) bool {
+// ownState returns the own state stored for the session key at revision
+// rev, if the cache knows it, and its members if decoded (else nil).
+// Neither must be modified.
+func (c *sessionCache) ownState(key string, rev uint64) ([]byte, map[string]json.RawMessage, bool) {
 	if c == nil {
-		return false
+		return nil, nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el := c.m[key]
-	return el != nil && el.Value.(*cacheEntry).h.rev == rev
+	if el == nil {
+		return nil, nil, false
+	}
+	e := el.Value.(*cacheEntry)
+	if e.h.rev != rev || !e.stateOK {
+		return nil, nil, false
+	}
+	return e.state, e.members, true
 }
 
 // append records that an append moved the session key from revision
-// prev to the header h by adding ev (stored with timestamp ts and
-// jsonBytes of JSON). If the cache does not hold the session at prev it
-// keeps nothing: the next full Get fills it.
-func (c *sessionCache) append(key string, prev uint64, h header, ev *session.Event, ts int64, jsonBytes int) {
+// prev to the header h by adding the event stored as data (with
+// timestamp ts), and, if state is not nil, setting its own state to state
+// (nil: the state did not change), whose members are members if not nil.
+// data, state and members are kept: the caller must not modify them. If
+// the cache does not hold the session at prev it keeps nothing: the next
+// full Get fills it.
+func (c *sessionCache) append(key string, prev uint64, h header, data []byte, ts int64, state []byte, members map[string]json.RawMessage) {
 	if c == nil {
 		return
 	}
@@ -157,20 +221,36 @@ func (c *sessionCache) append(key string, prev uint64, h header, ev *session.Eve
 		}
 		return
 	}
-	add := int64(jsonBytes) + cacheEventOverhead
+	add := int64(len(data)) + cacheEventOverhead
+	if state != nil {
+		// Members, when decoded, are charged as much again as the state.
+		add += stateCharge(state, members) - stateCharge(e.state, e.members)
+	}
 	if e.size+add > c.max {
 		c.drop(el)
 		return
 	}
-	// In place: readers hold e.events[:n:n] at most, and append writes
-	// only at n and beyond (or into a new array).
-	e.events = append(e.events, ev)
+	// In place: readers hold e.raw[:n:n] and e.ts[:n:n] at most, and
+	// append writes only at n and beyond (or into a new array).
+	e.raw = append(e.raw, data)
 	e.ts = append(e.ts, ts)
+	if state != nil {
+		e.state, e.members = state, members
+	}
 	e.h = h
 	e.size += add
 	c.used += add
 	c.lru.MoveToFront(el)
 	c.evict()
+}
+
+// stateCharge is what an entry's own state is charged: its JSON, twice if
+// its members are decoded too.
+func stateCharge(state []byte, members map[string]json.RawMessage) int64 {
+	if members != nil {
+		return 2 * int64(len(state))
+	}
+	return int64(len(state))
 }
 
 // remove drops the session key.

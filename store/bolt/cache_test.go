@@ -147,8 +147,8 @@ func TestCacheMatchesUncached(t *testing.T) {
 			sameSession(t, fmt.Sprintf("%s: Get %+v", when, req), get(t, svc, req), get(t, plain, req))
 		}
 	}
-	// Filled by Create and the appends (the appends decoded the events
-	// they stored): the first Get is a hit already.
+	// Filled by Create and the appends (which kept the JSON they stored,
+	// decoded by the first Get): the first Get is a hit already.
 	check("after appends", true)
 
 	// Filled by a Get, in a process that did not write the session.
@@ -574,5 +574,108 @@ func BenchmarkGet1000(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCacheDecodesOnGet checks that an append keeps its event's stored
+// JSON in the cache, undecoded, and that the next Get decodes it once
+// into events equal to those read from the file, keeping the events
+// decoded before.
+func TestCacheDecodesOnGet(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "store.db"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc, plain := db.Sessions(), uncached(db)
+	s, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := string(sessionKey("app", "u", "s"))
+	entry := func() *cacheEntry {
+		t.Helper()
+		el := svc.cache.m[key]
+		if el == nil {
+			t.Fatal("the session is not cached")
+		}
+		return el.Value.(*cacheEntry)
+	}
+	req := &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"}
+	var prev *session.Session
+	for round, n := range []int{3, 2} {
+		for i := range n {
+			if err := svc.AppendEvent(ctx, s, cacheEvent(10*round+i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if e := entry(); len(e.raw) != n {
+			t.Fatalf("round %d: %d events undecoded after %d appends", round, len(e.raw), n)
+		}
+		got := get(t, svc, req)
+		if e := entry(); len(e.raw) != 0 || len(e.events) != len(got.Events()) {
+			t.Fatalf("round %d: after a Get, %d events decoded and %d not, want %d and 0", round, len(e.events), len(e.raw), len(got.Events()))
+		}
+		sameSession(t, fmt.Sprintf("round %d", round), got, get(t, plain, req))
+		if prev != nil && got.Events()[0] != prev.Events()[0] {
+			t.Fatalf("round %d: an event decoded by an earlier Get was decoded again", round)
+		}
+		prev = got
+	}
+}
+
+// TestAppendMergesIntoStoredState checks that an append whose merge base
+// came from the cache merges into the state actually stored when the two
+// differ: the transaction, not the cache, decides. The stored state is
+// changed behind the cache's back, revision unchanged, which only a bug
+// could do.
+func TestAppendMergesIntoStoredState(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "store.db"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc := db.Sessions()
+	s, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s", State: map[string]any{"k": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sessionKey("app", "u", "s")
+	if base, _, ok := svc.cache.ownState(string(key), s.Revision()); !ok || string(base) != `{"k":"v"}` {
+		t.Fatalf("cached own state %q (%v), want {\"k\":\"v\"}", base, ok)
+	}
+	if err := db.bdb.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketSessions).Put(tagKey(key, tagState), []byte(`{"k":"w","x":1}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e := session.NewEvent("inv", "agent", "")
+	e.Actions.StateDelta = map[string]any{"y": 2.0}
+	if err := svc.AppendEvent(ctx, s, e); err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, uncached(db), &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if want := map[string]any{"k": "w", "x": 1.0, "y": 2.0}; !reflect.DeepEqual(got.State(), want) {
+		t.Fatalf("stored state %v, want %v", got.State(), want)
+	}
+	if base, _, ok := svc.cache.ownState(string(key), got.Revision()); !ok || string(base) != `{"k":"w","x":1,"y":2}` {
+		t.Fatalf("cached own state %q (%v) after the append, want the stored one", base, ok)
+	}
+	// Later appends merge into the cached state (decoded by the first of
+	// them, kept decoded for the next).
+	want := map[string]any{"k": "w", "x": 1.0, "y": 2.0}
+	for i := range 3 {
+		e := session.NewEvent("inv", "agent", "")
+		e.Actions.StateDelta = map[string]any{"y": float64(3 + i), fmt.Sprintf("z%d", i): "z"}
+		if err := svc.AppendEvent(ctx, s, e); err != nil {
+			t.Fatal(err)
+		}
+		want["y"], want[fmt.Sprintf("z%d", i)] = float64(3+i), "z"
+		got := get(t, uncached(db), &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+		if !reflect.DeepEqual(got.State(), want) {
+			t.Fatalf("append %d: stored state %v, want %v", i, got.State(), want)
+		}
 	}
 }

@@ -52,7 +52,8 @@
 //
 // A bounded, least-recently-used cache (Config.SessionCacheBytes) keeps the
 // decoded history of sessions this process read in full or wrote lately;
-// appends extend it once committed. Get serves a cached history only if it
+// appends extend it once committed, with the JSON they stored, which the
+// next Get decodes. Get serves a cached history only if it
 // is the one the session's header names in Get's own read transaction
 // (revision, last update time, event count), so a change by any other
 // writer, a delete, or a delete and create again is read from the file,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 )
 
@@ -139,16 +140,34 @@ func encodeDelta(delta map[string]any) (map[string]json.RawMessage, error) {
 // mergeJSON returns the JSON object cur with delta's keys set. cur may be
 // empty (no object yet). The result is a new slice.
 func mergeJSON(cur []byte, delta map[string]json.RawMessage) ([]byte, error) {
+	m, err := decodeMembers(cur)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := mergeMembers(m, delta)
+	return b, err
+}
+
+// decodeMembers decodes the JSON object cur (empty: no object yet) into
+// its members, undecoded.
+func decodeMembers(cur []byte) (map[string]json.RawMessage, error) {
 	m := map[string]json.RawMessage{}
 	if len(cur) > 0 {
 		if err := json.Unmarshal(cur, &m); err != nil {
 			return nil, fmt.Errorf("stored state: %w", err)
 		}
 	}
-	for k, v := range delta {
-		m[k] = v
-	}
-	return json.Marshal(m)
+	return m, nil
+}
+
+// mergeMembers returns the JSON object of cur's members with delta's set,
+// and those members (a new map: cur is not modified).
+func mergeMembers(cur, delta map[string]json.RawMessage) ([]byte, map[string]json.RawMessage, error) {
+	m := make(map[string]json.RawMessage, len(cur)+len(delta))
+	maps.Copy(m, cur)
+	maps.Copy(m, delta)
+	b, err := json.Marshal(m)
+	return b, m, err
 }
 
 // decodeState adds the keys of the JSON object b to into, under prefix.

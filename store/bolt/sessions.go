@@ -106,7 +106,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	if err != nil {
 		return fail(err)
 	}
-	s.cache.put(string(key), header{rev: rev, lastUpdate: lastUpdate}, nil, nil, 0)
+	s.cache.put(string(key), header{rev: rev, lastUpdate: lastUpdate}, nil, nil, 0, ownState)
 	state := map[string]any{}
 	for _, part := range []struct {
 		b      []byte
@@ -150,11 +150,12 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 	var (
 		out *session.Session
 		// Set when Get read the whole history from the file: what to cache.
-		fill   bool
-		h      header
-		all    []*session.Event
-		allTS  []int64
-		jsonSz int
+		fill     bool
+		h        header
+		all      []*session.Event
+		allTS    []int64
+		jsonSz   int
+		ownState []byte
 	)
 	err := s.db.view(func(tx *bbolt.Tx) error {
 		cur, ok, err := loadSession(tx, key)
@@ -181,6 +182,7 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 				// The session takes over events and may append to it:
 				// the cache gets its own slice of the same events.
 				fill, h, all, allTS, jsonSz = true, cur.h, slices.Clone(read), ts, n
+				ownState = bytes.Clone(cur.state)
 			}
 		}
 		out = session.New(req.AppName, req.UserID, req.SessionID, state, events, time.UnixMicro(cur.h.lastUpdate), cur.h.rev)
@@ -190,7 +192,7 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 		return nil, session.KeyError(req.AppName, req.UserID, req.SessionID, err)
 	}
 	if fill {
-		s.cache.put(string(key), h, all, allTS, jsonSz)
+		s.cache.put(string(key), h, all, allTS, jsonSz, ownState)
 	}
 	return out, nil
 }
@@ -520,16 +522,25 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	}
 	// The time google-adk's float seconds keep, which Get's After compares.
 	ts := session.FloatToTime(session.TimeToFloat(stored.Timestamp)).UnixMicro()
-	ownMerge, merges, err := s.prepareMerges(&merge{key: key, delta: own}, []*merge{
-		{bucket: bucketAppState, key: appKey(sess.AppName), delta: appDelta},
-		{bucket: bucketUserState, key: userKey(sess.AppName, sess.UserID), delta: userDelta},
-	})
+	// Only scopes with a delta: most events change no app: or user: key.
+	var others []*merge
+	if len(appDelta) > 0 {
+		others = append(others, &merge{bucket: bucketAppState, key: appKey(sess.AppName), delta: appDelta})
+	}
+	if len(userDelta) > 0 {
+		others = append(others, &merge{bucket: bucketUserState, key: userKey(sess.AppName, sess.UserID), delta: userDelta})
+	}
+	ownMerge, merges, err := s.prepareMerges(rev, &merge{key: key, delta: own}, others)
 	if err != nil {
 		return fail(err)
 	}
 
-	// newRev and count are those of the run of apply that committed.
+	// newRev, count and newState are those of the run of apply that
+	// committed; newState is the session's own state if the event changed
+	// it (nil: unchanged), newMembers its members if known.
 	var newRev, count uint64
+	var newState []byte
+	var newMembers map[string]json.RawMessage
 	err = s.db.commit.submit(t, func(tx *bbolt.Tx, alone bool) error {
 		cur, ok, err := loadSession(tx, key)
 		if err != nil {
@@ -542,12 +553,14 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 			return refuse(session.ErrStale)
 		}
 		state := cur.state
+		newState, newMembers = nil, nil
 		if ownMerge != nil {
 			if bytes.Equal(state, ownMerge.base) {
-				state = ownMerge.merged
+				state, newMembers = ownMerge.merged, ownMerge.members
 			} else if state, err = mergeJSON(state, ownMerge.delta); err != nil {
 				return s.db.corrupt("%v", err)
 			}
+			newState = state // a new slice either way, not tx memory
 		}
 		if newRev, err = tx.Bucket(bucketMeta).NextSequence(); err != nil {
 			return err
@@ -583,16 +596,9 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	if err != nil {
 		return fail(err)
 	}
-	if s.cache.holds(string(key), rev) {
-		// The cache holds the event as Get would decode it from the file,
-		// not e, which the caller still owns.
-		dec := new(session.Event)
-		if err := dec.UnmarshalJSON(data); err != nil {
-			s.cache.remove(string(key))
-		} else {
-			s.cache.append(string(key), rev, header{rev: newRev, lastUpdate: ts, count: count}, dec, ts, len(data))
-		}
-	}
+	// The cache keeps the bytes stored, not e (which the caller still
+	// owns), and decodes them when a Get asks, as Get would from the file.
+	s.cache.append(string(key), rev, header{rev: newRev, lastUpdate: ts, count: count}, data, ts, newState, newMembers)
 	e.ID, e.Timestamp = stored.ID, stored.Timestamp
 	temp := session.TrimTempDelta(e)
 	sess.Commit(e, temp, newRev)
@@ -610,12 +616,18 @@ type merge struct {
 	bucket, key  []byte
 	delta        map[string]json.RawMessage
 	base, merged []byte
+	// baseMembers is base decoded, if the cache had it (else nil);
+	// members is merged decoded.
+	baseMembers, members map[string]json.RawMessage
 }
 
 // prepareMerges computes own, the session's own state delta (key is the
 // session's), and the merges of others that have a delta, from what is
 // stored now. It returns nil for own, and drops others, without a delta.
-func (s *SessionService) prepareMerges(own *merge, others []*merge) (*merge, []*merge, error) {
+// The session's own state at revision rev comes from the cache if it
+// knows it: an append that changes only its session's state then reads
+// nothing here.
+func (s *SessionService) prepareMerges(rev uint64, own *merge, others []*merge) (*merge, []*merge, error) {
 	var out []*merge
 	for _, m := range others {
 		if len(m.delta) > 0 {
@@ -628,28 +640,44 @@ func (s *SessionService) prepareMerges(own *merge, others []*merge) (*merge, []*
 	if own == nil && len(out) == 0 {
 		return nil, nil, nil
 	}
-	err := s.db.view(func(tx *bbolt.Tx) error {
-		for _, m := range out {
-			m.base = bytes.Clone(tx.Bucket(m.bucket).Get(m.key))
-		}
-		if own != nil {
-			// A session that is gone is refused in the transaction.
-			cur, _, err := loadSession(tx, own.key)
-			if err != nil {
-				return s.db.corrupt("%v", err)
-			}
-			own.base = bytes.Clone(cur.state)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
+	readOwn := false
+	if own != nil {
+		// Shared with the cache, never modified: merging makes a new slice.
+		var known bool
+		own.base, own.baseMembers, known = s.cache.ownState(string(own.key), rev)
+		readOwn = !known
 	}
+	if readOwn || len(out) > 0 {
+		err := s.db.view(func(tx *bbolt.Tx) error {
+			for _, m := range out {
+				m.base = bytes.Clone(tx.Bucket(m.bucket).Get(m.key))
+			}
+			if readOwn {
+				// A session that is gone is refused in the transaction.
+				cur, _, err := loadSession(tx, own.key)
+				if err != nil {
+					return s.db.corrupt("%v", err)
+				}
+				own.base = bytes.Clone(cur.state)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	var err error
 	for _, m := range append(out, own) {
 		if m == nil {
 			continue
 		}
-		if m.merged, err = mergeJSON(m.base, m.delta); err != nil {
+		base := m.baseMembers
+		if base == nil {
+			if base, err = decodeMembers(m.base); err != nil {
+				return nil, nil, s.db.corrupt("%v", err)
+			}
+		}
+		if m.merged, m.members, err = mergeMembers(base, m.delta); err != nil {
 			return nil, nil, s.db.corrupt("%v", err)
 		}
 	}
