@@ -75,3 +75,78 @@ func BenchmarkTurn(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTurnHistory measures one turn on a session holding at least 10
+// or 1,000 earlier events (whole turns of the same kind), so the ratio of
+// the two shows how a turn's engine work grows with the history. The
+// history is copied from a template session, then one untimed turn warms
+// the runner's request-contents cache for the session, as the previous
+// turn of a live session would; the next turn is timed.
+func BenchmarkTurnHistory(b *testing.B) {
+	for _, resumable := range []bool{false, true} {
+		for _, events := range []int{10, 1000} {
+			b.Run(fmt.Sprintf("resumable=%v/events=%d", resumable, events), func(b *testing.B) {
+				benchTurnHistory(b, resumable, events)
+			})
+		}
+	}
+}
+
+func benchTurnHistory(b *testing.B, resumable bool, minEvents int) {
+	w, _ := tool.NewFunction(tool.FunctionConfig{
+		Name: "get_weather", Description: "Weather.",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+		Fn:         func(_ callbacks.ToolContext, _ map[string]any) (any, error) { return map[string]any{"temp": 21}, nil },
+	})
+	a, _ := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "assistant", Model: &cannedModel{}, Instruction: "Be brief.", Tools: []tool.Tool{w}})
+	svc := session.NewInMemoryService()
+	r, _ := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: a, Sessions: svc, Resumable: resumable})
+	ctx := context.Background()
+	msg := userText("Weather in Paris?")
+	turn := func(sid string) {
+		for _, err := range r.Run(ctx, "u", sid, msg, engine.RunConfig{}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	get := func(sid string) *session.Session {
+		s, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: sid})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "template"}); err != nil {
+		b.Fatal(err)
+	}
+	for len(get("template").Events()) < minEvents {
+		turn("template")
+	}
+	history := get("template").Events()
+	b.ReportMetric(float64(len(history)), "events")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		sid := fmt.Sprint("s", i)
+		s, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: sid})
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The template's events are stored as they are: AppendEvent only
+		// fills an event's id and timestamp when they are unset.
+		for _, ev := range history {
+			if err := svc.AppendEvent(ctx, s, ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		turn(sid)
+		b.StartTimer()
+		turn(sid)
+		b.StopTimer()
+		if err := svc.Delete(ctx, &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: sid}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

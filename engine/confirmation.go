@@ -110,21 +110,24 @@ func hasSettledResponses(resp *session.Event) bool {
 	return false
 }
 
-// confirmationEvents returns the session events the confirmation processor
-// looks at: events of ctx's branch, and user events on a sub-branch of it
-// or on none (google-adk's _get_events(current_branch=True)).
-func (c *InvocationContext) confirmationEvents() []*session.Event {
+// confirmationEvents returns the events of events (the session's) the
+// confirmation processor looks at: see inConfirmationView.
+func (c *InvocationContext) confirmationEvents(events []*session.Event) []*session.Event {
 	var out []*session.Event
-	for _, ev := range c.inv.session.Events() {
-		switch {
-		case ev.Branch == c.branch:
-		case ev.Author == "user" && (c.branch == "" || ev.Branch == "" || strings.HasPrefix(ev.Branch, c.branch+".")):
-		default:
-			continue
+	for _, ev := range events {
+		if c.inConfirmationView(ev) {
+			out = append(out, ev)
 		}
-		out = append(out, ev)
 	}
 	return out
+}
+
+// inConfirmationView reports whether the confirmation processor looks at
+// ev: events of ctx's branch, and user events on a sub-branch of it or on
+// none (google-adk's _get_events(current_branch=True)).
+func (c *InvocationContext) inConfirmationView(ev *session.Event) bool {
+	return ev.Branch == c.branch ||
+		ev.Author == "user" && (c.branch == "" || ev.Branch == "" || strings.HasPrefix(ev.Branch, c.branch+"."))
 }
 
 // parseToolConfirmation reads a user's answer to adk_request_confirmation:
@@ -196,17 +199,17 @@ func (a *LlmAgent) confirmationTools(ctx *InvocationContext) *llmCall {
 // answer was, and the message carried nothing else, the invocation ends.
 func (a *LlmAgent) resumeConfirmedCalls(ctx *InvocationContext) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
-		events := ctx.confirmationEvents()
-		// 1. The answers in the last user event.
+		// 1. The answers in the last user event. It is found scanning back
+		// from the end, so a turn without answers (the usual one) does not
+		// read the whole history.
+		all := ctx.inv.session.Events()
 		answers := map[string]*session.ToolConfirmation{}
 		nonConfirmation := false
-		lastUser := -1
-		for k := len(events) - 1; k >= 0; k-- {
-			if events[k].Author != "user" {
+		for k := len(all) - 1; k >= 0; k-- {
+			if all[k].Author != "user" || !ctx.inConfirmationView(all[k]) {
 				continue
 			}
-			lastUser = k
-			for _, fr := range events[k].FunctionResponses() {
+			for _, fr := range all[k].FunctionResponses() {
 				if fr.Name != requestConfirmationName {
 					nonConfirmation = true
 					continue
@@ -225,6 +228,11 @@ func (a *LlmAgent) resumeConfirmedCalls(ctx *InvocationContext) iter.Seq2[*sessi
 		}
 		if len(answers) == 0 {
 			return
+		}
+		events := ctx.confirmationEvents(all)
+		lastUser := len(events) - 1
+		for lastUser >= 0 && events[lastUser].Author != "user" {
+			lastUser--
 		}
 
 		// 2. Drop answers whose call already ran again (the processor runs

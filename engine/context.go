@@ -37,11 +37,47 @@ type invocation struct {
 	// compactor runs token-threshold compaction before model requests; nil
 	// without RunnerConfig.Compaction.
 	compactor *compactor
+	// firstEvent is the index in session.Events() at or after which every
+	// event of this invocation lies: the history length at the start for a
+	// new invocation, else its first stored event. Sessions only append, so
+	// per-step scans of the invocation's events start here instead of at 0.
+	firstEvent int
+	// task is findActiveTaskScope at the start of the turn, computed once.
+	task taskScope
 
 	// Node-runtime run numbers (google-adk 2.x numbers each run of an agent
 	// under the same parent path); nil when the root is a workflow agent.
 	runsMu sync.Mutex
 	runs   map[string]int
+}
+
+// taskScope caches findActiveTaskScope for one history length: starting a
+// turn asks twice (joining a paused task, scoping the user's message) and
+// each answer scans the whole history. Sessions only append, so the same
+// length means the same events. It is not safe for concurrent use: only
+// the goroutine starting the invocation uses it.
+type taskScope struct {
+	at                int
+	valid, ok         bool
+	scope, invocation string
+}
+
+// get returns findActiveTaskScope(events), from the cache when events has
+// the length it was computed for.
+func (t *taskScope) get(events []*session.Event) (scope, invocationID string, ok bool) {
+	if !t.valid || t.at != len(events) {
+		t.scope, t.invocation, t.ok = findActiveTaskScope(events)
+		t.at, t.valid = len(events), true
+	}
+	return t.scope, t.invocation, t.ok
+}
+
+// invocationEvents returns the session's events from inv.firstEvent on:
+// a suffix holding every event of this invocation (and maybe later events
+// of others, which callers filter out by invocation id).
+func (inv *invocation) invocationEvents() []*session.Event {
+	events := inv.session.Events()
+	return events[min(inv.firstEvent, len(events)):]
 }
 
 // nextNodePath returns the path of a new run of name under parent.

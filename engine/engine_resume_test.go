@@ -91,6 +91,52 @@ func TestResumeReplaysCallStoredButNeverRun(t *testing.T) {
 	}
 }
 
+// A resumed invocation whose events follow other invocations' and are
+// interleaved with another's: its step finds its own stored call and
+// replays it, though per-step scans start at its first event.
+func TestResumeFindsInvocationAmidOthers(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	lookup := newTool(t, "lookup", objParams("q"), func(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+		runs.Add(1)
+		return map[string]any{"answer": "42"}, nil
+	})
+	m := scripted.New("m", text("The answer is 42."))
+	r, svc := resumableRunner(t, newLlm(t, engine.LlmAgentConfig{Name: "worker", Model: m, Tools: []tool.Tool{lookup}}))
+
+	ctx := context.Background()
+	s, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inv = "e-crashed"
+	ev := func(id, author string, c *genai.Content) *session.Event {
+		e := session.NewEvent(id, author, "")
+		e.Content = c
+		return e
+	}
+	stored := []*session.Event{
+		ev("e-old", "user", userText("Hello.")),
+		ev("e-old", "worker", &genai.Content{Role: "model", Parts: []*genai.Part{{Text: "Hi."}}}),
+		ev(inv, "user", userText("Look it up.")),
+		ev("e-other", "user", userText("Still there?")),
+		ev(inv, "worker", &genai.Content{Role: "model", Parts: []*genai.Part{{FunctionCall: fcallID("call-1", "lookup", map[string]any{"q": "x"})}}}),
+	}
+	for _, e := range stored {
+		if err := svc.AppendEvent(ctx, s, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := mustRun(t, r, svc, "s", nil, engine.RunConfig{InvocationID: inv})
+	if runs.Load() != 1 {
+		t.Fatalf("the stored call ran %d times, want 1", runs.Load())
+	}
+	wantEvents(t, "resumed", evs,
+		`{"author":"worker","content":{"parts":[{"functionResponse":{"id":"call-1","name":"lookup","response":{"answer":"42"}}}],"role":"user"}}`,
+		`{"author":"worker","content":{"parts":[{"text":"The answer is 42."}],"role":"model"}}`,
+		`{"author":"worker","actions":{"endOfAgent":true}}`)
+}
+
 func TestResumeErrors(t *testing.T) {
 	t.Parallel()
 	m := scripted.New("m", calls(fcallID("job-1", "start_job", nil)))

@@ -181,9 +181,11 @@ func shouldPause(ev *session.Event) bool {
 }
 
 // branchEvents returns the stored events of this invocation on ctx's branch.
+// It reads only the history from the invocation's first event on, so a
+// step's cost does not grow with earlier turns.
 func (c *InvocationContext) branchEvents() []*session.Event {
 	var out []*session.Event
-	for _, ev := range c.inv.session.Events() {
+	for _, ev := range c.inv.invocationEvents() {
 		if ev.InvocationID == c.inv.id && ev.Branch == c.branch {
 			out = append(out, ev)
 		}
@@ -441,7 +443,7 @@ func (a *LlmAgent) subAgentToResume(ctx *InvocationContext) (Agent, error) {
 	}
 	if last.Author == "user" {
 		var inv []*session.Event
-		for _, ev := range ctx.inv.session.Events() {
+		for _, ev := range ctx.inv.invocationEvents() {
 			if ev.InvocationID == ctx.inv.id && ev != last {
 				inv = append(inv, ev)
 			}

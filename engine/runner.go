@@ -188,21 +188,27 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	// A message that answers no call joins a task paused waiting for the
 	// user: it borrows the task's invocation, as a new turn, not a resume.
 	joinsTask := false
+	var task taskScope
 	if id == "" && msg != nil && !hasFunctionResponse(msg) {
-		if _, taskInv, ok := findActiveTaskScope(sess.Events()); ok {
+		if _, taskInv, ok := task.get(sess.Events()); ok {
 			id, joinsTask = taskInv, true
 		}
 	}
 	resumed := r.cfg.Resumable && id != "" && !joinsTask
+	// A new id has no stored events: this invocation's events all come
+	// after the current history.
+	firstEvent := len(sess.Events())
 	if id == "" {
 		id = newInvocationID()
+	} else {
+		firstEvent = firstEventOf(sess.Events(), id)
 	}
 	inv := &invocation{
 		id: id, appName: r.cfg.AppName, session: sess,
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, plugins: r.cfg.Plugins,
 		config: cfg, tree: r.tree, contents: r.contents, log: r.cfg.Logger,
 		resumable: r.cfg.Resumable, states: newAgentStates(),
-		compactor: r.compactor,
+		compactor: r.compactor, firstEvent: firstEvent, task: task,
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: r.tree.root, ended: new(atomic.Bool)}
 	if resumed {
@@ -211,7 +217,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		}
 		inv.userContent = msg
 		if msg == nil {
-			if inv.userContent = firstUserMessage(sess.Events(), id); inv.userContent == nil {
+			if inv.userContent = firstUserMessage(inv.invocationEvents(), id); inv.userContent == nil {
 				return nil, fmt.Errorf("run: no user message available for resuming invocation %s", id)
 			}
 		}
@@ -229,7 +235,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		}
 	}
 	if resumed {
-		inv.states.populate(sess.Events(), id)
+		inv.states.populate(inv.invocationEvents(), id)
 		// A root that wrote no checkpoint did not run: the invocation started
 		// at (and paused in) a sub-agent, which the usual routing finds.
 		if _, rootStarted := inv.states.ended[r.tree.root.Info().Name]; !rootStarted {
@@ -265,7 +271,7 @@ func (r *Runner) appendUserMessage(ictx *InvocationContext, msg *genai.Content, 
 	}
 	applyCustomMetadata(user, cfg.CustomMetadata)
 	// While a task waits for the user, the message is the task's.
-	if scope, _, ok := findActiveTaskScope(inv.session.Events()); ok {
+	if scope, _, ok := inv.task.get(inv.session.Events()); ok {
 		user.IsolationScope = scope
 	}
 	if call := findMatchingFunctionCall(inv.session.Events(), msg); call != nil {
@@ -329,6 +335,17 @@ func (r *Runner) resolveInvocationID(events []*session.Event, msg *genai.Content
 		return id, nil
 	}
 	return given, nil
+}
+
+// firstEventOf returns the index of the first event of invocation id, or
+// len(events) when it has none.
+func firstEventOf(events []*session.Event, id string) int {
+	for i, ev := range events {
+		if ev.InvocationID == id {
+			return i
+		}
+	}
+	return len(events)
 }
 
 // firstUserMessage returns the message that started the invocation: its

@@ -429,6 +429,11 @@ func (a *LlmAgent) finishTool() (*finishTaskTool, bool) {
 // latest task that has not finished (google-adk _find_active_task_scope):
 // a user message without a function response joins it.
 func findActiveTaskScope(events []*session.Event) (scope, invocationID string, ok bool) {
+	// Without any scoped event there is no task: skip the rewind pass and
+	// its copy of the history, the common case.
+	if !slices.ContainsFunc(events, func(ev *session.Event) bool { return ev.IsolationScope != "" }) {
+		return "", "", false
+	}
 	live := contents.LiveEvents(events)
 	finished := map[string]bool{}
 	for _, ev := range live {

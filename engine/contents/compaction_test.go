@@ -46,3 +46,28 @@ func TestProcessCompactionEventsExported(t *testing.T) {
 		t.Errorf("ApplyRewinds kept %d events, want e1 only", len(rewound))
 	}
 }
+
+// applyRewinds drops rewound invocations; without a rewind it returns the
+// events themselves, clipped so that appending to the result cannot write
+// into the caller's backing array.
+func TestApplyRewinds(t *testing.T) {
+	a1, a2 := evt("user", "a", u("a")), evt("model", "a", m("a"))
+	b1 := evt("user", "b", u("b"))
+	rw := evt("user", "c", nil, rewindTo("a"))
+	c1 := evt("model", "c", m("c"))
+	got := ApplyRewinds([]*session.Event{a1, a2, b1, rw, c1})
+	if len(got) != 1 || got[0] != c1 {
+		t.Errorf("rewind of a: got %d events, want only c's reply", len(got))
+	}
+
+	backing := make([]*session.Event, 3, 8)
+	copy(backing, []*session.Event{a1, a2, b1})
+	got = ApplyRewinds(backing)
+	if len(got) != 3 || got[0] != a1 || got[1] != a2 || got[2] != b1 {
+		t.Fatalf("no rewind: got %v, want the events unchanged", got)
+	}
+	_ = append(got, c1)
+	if backing[:4][3] != nil {
+		t.Error("appending to the result wrote into the argument's backing array")
+	}
+}

@@ -1,6 +1,7 @@
 package contents
 
 import (
+	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -13,6 +14,12 @@ import (
 // rewindBeforeInvocationId X is dropped together with every event from the
 // first event of invocation X up to it; the walk resumes before them.
 func applyRewinds(events []*session.Event) []*session.Event {
+	// Most histories hold no rewind: then every event survives, and the
+	// result is events itself, clipped so a caller's append cannot write
+	// into events' backing array.
+	if !slices.ContainsFunc(events, func(e *session.Event) bool { return e.Actions.RewindBeforeInvocationID != "" }) {
+		return events[:len(events):len(events)]
+	}
 	var firstIdx map[string]int
 	kept := make([]*session.Event, 0, len(events))
 	for i := len(events) - 1; i >= 0; i-- {

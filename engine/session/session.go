@@ -35,13 +35,21 @@ type Session struct {
 	revision   uint64
 }
 
-// New builds a session value as a Service returns it. state and events are
-// taken over, not copied. revision is the storage revision the session was
-// read at; AppendEvent uses it to refuse writes to a stale copy.
+// New builds a session value as a Service returns it. state is taken over,
+// not copied. events is shared, not copied, and never written to: the
+// session writes neither its elements nor the backing array beyond its
+// length (the first Commit appends to a copy), so a store may hand several
+// sessions slices of one read-only history, and append to that history
+// past their lengths, without copying it per Get. The events themselves
+// must not change. revision is the storage revision the session was read
+// at; AppendEvent uses it to refuse writes to a stale copy.
 func New(appName, userID, id string, state map[string]any, events []*Event, lastUpdate time.Time, revision uint64) *Session {
 	if state == nil {
 		state = map[string]any{}
 	}
+	// Clipping the capacity makes Commit's first append copy instead of
+	// writing into spare capacity another holder of the array may use.
+	events = events[:len(events):len(events)]
 	return &Session{ID: id, AppName: appName, UserID: userID, state: state, events: events, lastUpdate: lastUpdate, revision: revision}
 }
 
@@ -94,6 +102,7 @@ func (s *Session) setState(key string, v any) {
 // lands in the state, the event joins the history, and the copy moves to
 // revision. Services call it after storing the event; TrimTempDelta must
 // already have removed temp: keys from the event, so they are passed here.
+// The history slice given to New is never written (see New).
 func (s *Session) Commit(e *Event, temp map[string]any, revision uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
