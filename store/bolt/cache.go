@@ -290,10 +290,10 @@ func (c *sessionCache) stats() (sessions int, used int64) {
 	return len(c.m), c.used
 }
 
-// selectEvents returns a new slice of the events selected as readEvents
-// selects them (session.FilterEvents' rules, on the stored timestamps ts),
-// with room for a turn's appends so the session's Commit does not copy it
-// again.
+// selectEvents returns the events selected as readEvents selects them
+// (session.FilterEvents' rules, on the stored timestamps ts), sharing the
+// cache's array: session.New never writes into a slice it is handed, and
+// the cache only appends past the lengths it has handed out.
 func selectEvents(events []*session.Event, ts []int64, numRecent int, after time.Time) []*session.Event {
 	first := 0
 	if numRecent > 0 && numRecent < len(events) {
@@ -306,7 +306,5 @@ func selectEvents(events []*session.Event, ts []int64, numRecent int, after time
 		}
 		first = i
 	}
-	out := make([]*session.Event, len(events)-first, len(events)-first+8)
-	copy(out, events[first:])
-	return out
+	return events[first:len(events):len(events)]
 }

@@ -179,9 +179,9 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 			}
 			events = read
 			if whole && s.cache != nil {
-				// The session takes over events and may append to it:
-				// the cache gets its own slice of the same events.
-				fill, h, all, allTS, jsonSz = true, cur.h, slices.Clone(read), ts, n
+				// The session and the cache share read: session.New never
+				// writes into the slice it is handed.
+				fill, h, all, allTS, jsonSz = true, cur.h, read, ts, n
 				ownState = bytes.Clone(cur.state)
 			}
 		}
