@@ -46,8 +46,7 @@ func Compare(golden, got []byte, opt CompareOptions) *Diff {
 	if len(opt.IgnoreKeys) == 0 && bytes.Equal(golden, got) {
 		return nil
 	}
-	got = alignParallelToolCalls(golden, got)
-	got = alignParallelBranches(golden, got)
+	got = alignConcurrency(golden, got)
 	if len(opt.IgnoreKeys) == 0 && bytes.Equal(golden, got) {
 		return nil
 	}
@@ -222,6 +221,35 @@ func lineContext(golden, got []byte) string {
 // toolPhase are the callback_log hooks of one function call.
 var toolPhase = map[string]bool{"before_tool": true, "tool": true, "after_tool": true, "on_tool_error": true}
 
+// alignConcurrency puts what adkhost runs concurrently (tool calls of one
+// response, ParallelAgent branches) in the golden's order where only the
+// order differs, and returns got re-encoded, or got itself when nothing
+// moved.
+func alignConcurrency(golden, got []byte) []byte {
+	var w, h any
+	if decodeJSON(golden, &w) != nil || decodeJSON(got, &h) != nil {
+		return got
+	}
+	want, _ := w.(map[string]any)
+	have, _ := h.(map[string]any)
+	if want == nil || have == nil {
+		return got
+	}
+	calls := alignParallelToolCalls(want, have)
+	have, branches := alignParallelBranches(want, have)
+	if !calls && !branches {
+		return got
+	}
+	out, err := pyJSON(have)
+	if err != nil {
+		return got
+	}
+	if bytes.HasSuffix(got, []byte("\n")) && !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
+}
+
 // alignParallelToolCalls puts adkhost's callback_log entries of concurrent
 // tool calls in the golden's order. adkhost runs the calls of one model
 // response concurrently, so the interleaving of their callbacks and bodies
@@ -229,19 +257,12 @@ var toolPhase = map[string]bool{"before_tool": true, "tool": true, "after_tool":
 // A run of tool-phase entries that holds the same entries as the golden's
 // run at the same place is reordered to match; anything else is left for
 // Compare to report.
-func alignParallelToolCalls(golden, got []byte) []byte {
-	var w, h any
-	if decodeJSON(golden, &w) != nil || decodeJSON(got, &h) != nil {
-		return got
-	}
-	want, _ := w.(map[string]any)
-	have, _ := h.(map[string]any)
+func alignParallelToolCalls(want, have map[string]any) (changed bool) {
 	wl, _ := want["callback_log"].([]any)
 	hl, _ := have["callback_log"].([]any)
 	if len(wl) != len(hl) {
-		return got
+		return false
 	}
-	changed := false
 	for i := 0; i < len(wl); {
 		if !isToolPhase(wl[i]) || !isToolPhase(hl[i]) {
 			i++
@@ -261,17 +282,7 @@ func alignParallelToolCalls(golden, got []byte) []byte {
 		}
 		i = j
 	}
-	if !changed {
-		return got
-	}
-	out, err := pyJSON(have)
-	if err != nil {
-		return got
-	}
-	if bytes.HasSuffix(got, []byte("\n")) && !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out
+	return changed
 }
 
 func isToolPhase(e any) bool {
@@ -312,17 +323,11 @@ func jsonEqual(a, b any) bool {
 // length, each branch's events equal and in the same order, ids aside),
 // they are reordered to the golden's order, the "evt-N" placeholders
 // renamed to follow, and each turn's events reordered the same way.
-func alignParallelBranches(golden, got []byte) []byte {
-	var w, h any
-	if decodeJSON(golden, &w) != nil || decodeJSON(got, &h) != nil {
-		return got
-	}
-	want, _ := w.(map[string]any)
-	have, _ := h.(map[string]any)
+func alignParallelBranches(want, have map[string]any) (map[string]any, bool) {
 	ws, _ := want["sessions"].([]any)
 	hs, _ := have["sessions"].([]any)
 	if len(ws) != len(hs) {
-		return got
+		return have, false
 	}
 	rename := map[string]string{}
 	for i := range ws {
@@ -341,7 +346,7 @@ func alignParallelBranches(golden, got []byte) []byte {
 		}
 	}
 	if len(rename) == 0 {
-		return got
+		return have, false
 	}
 	have = renameIDs(have, rename).(map[string]any)
 	hs, _ = have["sessions"].([]any)
@@ -361,14 +366,7 @@ func alignParallelBranches(golden, got []byte) []byte {
 			ht[i].(map[string]any)["events"] = pick(he, order)
 		}
 	}
-	out, err := pyJSON(have)
-	if err != nil {
-		return got
-	}
-	if bytes.HasSuffix(got, []byte("\n")) && !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out
+	return have, true
 }
 
 // interleaving returns, for each of want's events, the index of the event
