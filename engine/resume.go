@@ -80,14 +80,22 @@ func (c *InvocationContext) loadAgentState(name string) map[string]any {
 	s := c.inv.states
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := c.stateKey(name)
+	st, _ := s.lookup(c.stateKey(name), name)
+	return st
+}
+
+// lookup returns the state under key, falling back to the plain name when
+// key is a node path with no entry of its own (google-adk's rule). s.mu
+// must be held.
+func (s *agentStates) lookup(key, name string) (map[string]any, bool) {
 	if st, ok := s.state[key]; ok {
-		return st
+		return st, true
 	}
 	if _, ended := s.ended[key]; key != name && !ended {
-		return s.state[name]
+		st, ok := s.state[name]
+		return st, ok
 	}
-	return nil
+	return nil, false
 }
 
 // setAgentState records that the agent is running with state st.
@@ -142,11 +150,7 @@ func (c *InvocationContext) agentStateEvent(name string) *session.Event {
 	s := c.inv.states
 	s.mu.Lock()
 	key := c.stateKey(name)
-	st, hasState := s.state[key]
-	_, keyEnded := s.ended[key]
-	if !hasState && key != name && !keyEnded {
-		st, hasState = s.state[name]
-	}
+	st, hasState := s.lookup(key, name)
 	ended, ok := s.ended[key]
 	if !ok && key != name {
 		ended = s.ended[name]
@@ -235,14 +239,7 @@ func (a *LlmAgent) decideStepResume(ctx *InvocationContext, tools map[string]too
 					callIDs[id] = true
 				}
 			}
-			answered := map[string]bool{}
-			for _, ev := range later {
-				for _, fr := range ev.FunctionResponses() {
-					if fr.ID != "" {
-						answered[fr.ID] = true
-					}
-				}
-			}
+			answered := answeredIDs(later)
 			answer := findAnswerEvent(later, callIDs, callNames, last)
 			answers := answer.FunctionResponses()
 			answerNamed := false
@@ -308,15 +305,18 @@ func pauseLeftCallsUnanswered(events []*session.Event) bool {
 			awaited[id] = true
 		}
 	}
+	return hasUnanswered(awaited, answeredIDs(events))
+}
+
+// answeredIDs is the set of call ids the events' function responses answer.
+func answeredIDs(events []*session.Event) map[string]bool {
 	answered := map[string]bool{}
 	for _, ev := range events {
-		for _, fr := range ev.FunctionResponses() {
-			if fr.ID != "" {
-				answered[fr.ID] = true
-			}
+		for id := range responseIDs(ev) {
+			answered[id] = true
 		}
 	}
-	return hasUnanswered(awaited, answered)
+	return answered
 }
 
 // findAnswerEvent is the newest of later answering one of the calls (by id,
