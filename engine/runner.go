@@ -575,8 +575,10 @@ func findMatchingFunctionCall(events []*session.Event, msg *genai.Content) *sess
 // the message answers; else, scanning back, the target of a transfer that
 // has not answered yet, the root, or the last agent that replied if it can
 // transfer back up the tree; else the root. An agent inside a task
-// delegation is replaced by the agent that delegated it.
+// delegation is replaced by the agent that delegated it. Rewound events
+// take no part: a rewound turn's agent does not answer the next one.
 func findAgentToRun(events []*session.Event, t *tree) Agent {
+	events = contents.LiveEvents(events)
 	if n := len(events); n > 0 && events[n-1].Content != nil {
 		if call := findMatchingFunctionCall(events[:n-1], events[n-1].Content); call != nil {
 			if a := t.find(call.Author); a != nil {
