@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -133,7 +134,11 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		}
 		events := []any{}
 		tctx, cancel := context.WithTimeout(ctx, TurnTimeout)
-		for ev, err := range runner.Run(tctx, users[turn.Session], turn.Session, msg, rc) {
+		rctx, abort := context.WithCancel(tctx)
+		for ev, err := range runner.Run(rctx, users[turn.Session], turn.Session, msg, rc) {
+			if err != nil && turn.AbortAfterEvents > 0 && errors.Is(err, context.Canceled) && rctx.Err() != nil && tctx.Err() == nil {
+				break // the abort this turn asked for: google-adk's run ends without an error
+			}
 			if err != nil {
 				typ, m := pyErrorInfo(err)
 				out["error"] = map[string]any{"type": typ, "message": m}
@@ -145,7 +150,11 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 				turnInvocations[ti] = ev.InvocationID
 			}
 			events = append(events, dumpEvent(ev))
+			if len(events) == turn.AbortAfterEvents {
+				abort()
+			}
 		}
+		abort()
 		cancel()
 		out["events"] = events
 		turnsOut = append(turnsOut, out)

@@ -212,6 +212,10 @@ type TurnSpec struct {
 	// RewindBeforeTurn, when set, makes the turn a rewind (Runner.Rewind)
 	// to before that earlier turn's invocation, with no message.
 	RewindBeforeTurn *int
+	// AbortAfterEvents, when positive, aborts the run once that many
+	// events were received (run_async's abort_signal; a cancelled context
+	// on adkhost), reading on.
+	AbortAfterEvents int
 }
 
 // PluginSpec is an app plugin.
@@ -674,7 +678,7 @@ func decodeTurn(n *node, where string, sc *Scenario) *TurnSpec {
 		s := n.s
 		return &TurnSpec{Text: &s, Session: sc.Sessions[0].ID}
 	}
-	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config", "resume_turn", "rewind_before_turn")
+	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config", "resume_turn", "rewind_before_turn", "abort_after_events")
 	t := &TurnSpec{Session: sc.Sessions[0].ID}
 	t.Text = optString(n, "text", where)
 	if fr := n.get("function_response"); fr != nil {
@@ -710,8 +714,15 @@ func decodeTurn(n *node, where string, sc *Scenario) *TurnSpec {
 		}
 		t.ResumeTurn = &i
 	}
+	if v := n.get("abort_after_events"); v != nil {
+		i := int(asInt(v, where+".abort_after_events"))
+		if i < 1 {
+			failf(v, "%s.abort_after_events: %d is not a positive count", where, i)
+		}
+		t.AbortAfterEvents = i
+	}
 	if v := n.get("rewind_before_turn"); v != nil {
-		for _, k := range []string{"text", "parts", "function_response", "state_delta", "run_config", "resume_turn"} {
+		for _, k := range []string{"text", "parts", "function_response", "state_delta", "run_config", "resume_turn", "abort_after_events"} {
 			if n.get(k) != nil {
 				failf(v, "%s: rewind_before_turn takes only session, not %s", where, k)
 			}

@@ -370,6 +370,10 @@ func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Eve
 	return func(yield func(*session.Event, error) bool) {
 		plugins := ictx.inv.plugins
 		err := r.runWithPlugins(ictx, yield)
+		if err != nil && !errors.Is(err, errStopped) && ictx.Err() != nil {
+			r.abort(ictx, yield)
+			return
+		}
 		if errors.Is(err, errStopped) {
 			if err := plugins.AfterRun(ictx); err != nil {
 				r.cfg.Logger.Error("after_run failed after the caller stopped", "invocation", ictx.inv.id, "err", err)
@@ -392,6 +396,31 @@ func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Eve
 		plugins.OnRunError(ictx, err)
 		yield(nil, err)
 	}
+}
+
+// abort seals an invocation whose context ended (abort.go): it stores and
+// yields the sealing events, runs after_run, as google-adk does for an
+// aborted run, and ends with the context's error. The sealing outlives
+// the cancelled context, bounded by the plugins' and store's own limits.
+func (r *Runner) abort(ictx *InvocationContext, yield func(*session.Event, error) bool) {
+	cause := context.Cause(ictx)
+	sctx := ictx.withContext(context.WithoutCancel(ictx.Context))
+	inv := sctx.inv
+	for _, ev := range abortEvents(inv.invocationEvents(), inv.id, r.tree.root.Info().Name, sctx.branch) {
+		out, err := r.processAndAppend(sctx, ev)
+		if err != nil {
+			r.cfg.Logger.Error("sealing an aborted invocation failed", "invocation", inv.id, "err", err)
+			yield(nil, fmt.Errorf("run: aborted (%w), and sealing the invocation failed: %w", cause, err))
+			return
+		}
+		if !yield(out, nil) {
+			return
+		}
+	}
+	if err := inv.plugins.AfterRun(sctx); err != nil {
+		r.cfg.Logger.Error("after_run failed after an abort", "invocation", inv.id, "err", err)
+	}
+	yield(nil, fmt.Errorf("run: aborted: %w", cause))
 }
 
 // compactAfterInvocation runs post-invocation event compaction, after the
@@ -418,7 +447,8 @@ func (r *Runner) runWithPlugins(ictx *InvocationContext, yield func(*session.Eve
 		if !yield(out, nil) {
 			return errStopped
 		}
-		return nil
+		// The caller aborted the run: stop here (execWithPlugins seals).
+		return ictx.Err()
 	}
 	early, err := ictx.inv.plugins.BeforeRun(ictx)
 	if err != nil {
@@ -579,7 +609,7 @@ func findMatchingFunctionCall(events []*session.Event, msg *genai.Content) *sess
 // take no part: a rewound turn's agent does not answer the next one.
 func findAgentToRun(events []*session.Event, t *tree) Agent {
 	events = contents.LiveEvents(events)
-	if n := len(events); n > 0 && events[n-1].Content != nil {
+	if n := len(events); n > 0 && events[n-1].Content != nil && !lastReplyAborted(events) {
 		if call := findMatchingFunctionCall(events[:n-1], events[n-1].Content); call != nil {
 			if a := t.find(call.Author); a != nil {
 				return resolveTaskDelegator(a, t)
@@ -588,7 +618,7 @@ func findAgentToRun(events []*session.Event, t *tree) Agent {
 	}
 	for i := len(events) - 1; i >= 0; i-- {
 		ev := events[i]
-		if ev.Author == "user" || ev.Actions.AgentState != nil || ev.Actions.EndOfAgent {
+		if ev.Author == "user" || isAbortEvent(ev) || ev.Actions.AgentState != nil || ev.Actions.EndOfAgent {
 			continue
 		}
 		if ev.ErrorCode != "" && (ev.Content == nil || len(ev.Content.Parts) == 0) {
@@ -615,6 +645,19 @@ func findAgentToRun(events []*session.Event, t *tree) Agent {
 		}
 	}
 	return t.root
+}
+
+// lastReplyAborted reports whether the newest event that is not the
+// user's seals an aborted invocation: a function response in the user's
+// message then answers a call the abort already answered, and routes
+// nowhere in particular.
+func lastReplyAborted(events []*session.Event) bool {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Author != "user" {
+			return isAbortEvent(events[i])
+		}
+	}
+	return false
 }
 
 // startNodePath is the node path of the agent a turn starts with: the

@@ -436,7 +436,11 @@ func findActiveTaskScope(events []*session.Event) (scope, invocationID string, o
 	}
 	live := contents.LiveEvents(events)
 	finished := map[string]bool{}
+	aborted := map[string]bool{} // a task of an aborted invocation waits for no one
 	for _, ev := range live {
+		if isAbortEvent(ev) {
+			aborted[ev.InvocationID] = true
+		}
 		if ev.IsolationScope == "" {
 			continue
 		}
@@ -454,7 +458,7 @@ func findActiveTaskScope(events []*session.Event) (scope, invocationID string, o
 		if ev.Actions.Compaction != nil || ev.IsolationScope == "" {
 			continue
 		}
-		if !finished[ev.IsolationScope] {
+		if !finished[ev.IsolationScope] && !aborted[ev.InvocationID] {
 			return ev.IsolationScope, ev.InvocationID, true
 		}
 	}

@@ -963,7 +963,8 @@ _SCENARIO_KEYS = {
 _COMPACTION_KEYS = {'compaction_interval', 'overlap_size', 'token_threshold',
                     'event_retention_size'}
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
-              'run_config', 'resume_turn', 'rewind_before_turn'}
+              'run_config', 'resume_turn', 'rewind_before_turn',
+              'abort_after_events'}
 _RUN_CONFIG_KEYS = {'max_llm_calls', 'streaming_mode'}
 
 
@@ -1121,16 +1122,26 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
     if turn.get('state_delta'):
       out['state_delta'] = to_jsonable(turn['state_delta'])
     events = []
+    # abort_after_events: the client aborts the run (run_async's
+    # abort_signal) once it has received that many events, and reads on.
+    abort_after = turn.get('abort_after_events')
+    if abort_after is not None and (not isinstance(abort_after, int) or abort_after < 1):
+      raise ScenarioError(f'{where}.abort_after_events: {abort_after!r} is not a positive count')
+    abort_kwargs = {}
+    if abort_after is not None:
+      abort_kwargs['abort_signal'] = asyncio.Event()
     try:
       async for event in runner.run_async(
           user_id=uid, session_id=sid, new_message=message,
           invocation_id=invocation_id,
           state_delta=copy.deepcopy(turn.get('state_delta')) or None,
-          run_config=run_config):
+          run_config=run_config, **abort_kwargs):
         yielded[sid].append(event)
         events.append(dump_event(event))
         if turn_invocations[ti] is None:
           turn_invocations[ti] = event.invocation_id
+        if abort_after is not None and len(events) == abort_after:
+          abort_kwargs['abort_signal'].set()
     except Exception as e:  # pylint: disable=broad-except
       out['error'] = dump_exception(e)
       if os.environ.get('CONFORMANCE_DEBUG'):
