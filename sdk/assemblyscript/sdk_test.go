@@ -8,12 +8,18 @@ package assemblyscript_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,12 +56,49 @@ func buildGuest(t *testing.T) []byte {
 	return b
 }
 
-// host is a recording abi.Host: state in a map, log lines in a slice.
+// host is a recording abi.Host: state in a map, log lines in a slice,
+// artifacts in memory (versions from 0) with the calls made.
 type host struct {
 	abi.UnavailableHost
-	mu    sync.Mutex
-	state map[string]json.RawMessage
-	logs  []string
+	mu        sync.Mutex
+	state     map[string]json.RawMessage
+	logs      []string
+	artifacts map[string][]abi.Part
+	calls     []string
+}
+
+func (h *host) ArtifactLoad(_ context.Context, name string, version int) (*abi.Part, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, fmt.Sprintf("load %s %d", name, version))
+	vs := h.artifacts[name]
+	if version == -1 {
+		version = len(vs) - 1
+	}
+	if version < 0 || version >= len(vs) {
+		return nil, abi.StatusNotFound
+	}
+	return &vs[version], nil
+}
+
+func (h *host) ArtifactSave(_ context.Context, name string, part *abi.Part) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, "save "+name)
+	h.artifacts[name] = append(h.artifacts[name], *part)
+	return len(h.artifacts[name]) - 1, nil
+}
+
+func (h *host) ArtifactList(context.Context) ([]string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, "list")
+	var names []string
+	for n := range h.artifacts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 func (h *host) StateGet(_ context.Context, key string) (json.RawMessage, error) {
@@ -103,7 +146,7 @@ func TestSDK(t *testing.T) {
 	for _, want := range []string{
 		`"name":"as-sdk-test","version":"0.0.1"`,
 		`"hooks":["tool_call","before_model","after_tool","on_event","after_run","on_run_error"]`,
-		`"capabilities":["state","config"]`,
+		`"capabilities":["state","config","artifacts","http"]`,
 		`{"name":"count","description":"Counts calls in state.","parameters":{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}}`,
 	} {
 		if !strings.Contains(string(d), want) {
@@ -111,12 +154,14 @@ func TestSDK(t *testing.T) {
 		}
 	}
 
-	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Grants: sandbox.Grants{State: true, Config: map[string]string{"greeting": "héllo"}},
+	// HTTP is granted to 127.0.0.1 only (loopback needs AllowPrivate).
+	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Grants: sandbox.Grants{State: true, Config: map[string]string{"greeting": "héllo"},
+		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}},
 		Limits: sandbox.Limits{MaxInstances: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{state: map[string]json.RawMessage{}}
+	h := &host{state: map[string]json.RawMessage{}, artifacts: map[string][]abi.Part{}}
 	call := func(hook abi.Hook, input string) (string, error) {
 		t.Helper()
 		out, err := p.Call(ctx, hook, []byte(input), h)
@@ -164,6 +209,12 @@ func TestSDK(t *testing.T) {
 		{"after_run ok", "after_run", `{"abiVersion":1,"context":{"invocationId":"e-1"}}`, ``},
 		{"after_run fail", "after_run", `{"abiVersion":1,"context":{"invocationId":"fail-after-run"}}`, `{"abiVersion":1,"error":"after_run failed"}`},
 		{"on_run_error", "on_run_error", `{"abiVersion":1,"error":"boom"}`, ``},
+		{"base64", "tool_call", `{"abiVersion":1,"tool":"base64","args":{"text":"héllo wörld"}}`,
+			`{"abiVersion":1,"result":{"encoded":"` + base64.StdEncoding.EncodeToString([]byte("héllo wörld")) + `","decoded":"héllo wörld","invalid":true}}`},
+		{"base64 one pad", "tool_call", `{"abiVersion":1,"tool":"base64","args":{"text":"ab"}}`,
+			`{"abiVersion":1,"result":{"encoded":"YWI=","decoded":"ab","invalid":true}}`},
+		{"base64 empty", "tool_call", `{"abiVersion":1,"tool":"base64","args":{"text":""}}`,
+			`{"abiVersion":1,"result":{"encoded":"","decoded":"","invalid":true}}`},
 	}
 	for _, c := range cases {
 		got, err := call(abi.Hook(c.hook), c.in)
@@ -188,6 +239,8 @@ func TestSDK(t *testing.T) {
 		t.Errorf("logs %q, want %q", h.logs, want)
 	}
 
+	t.Run("artifacts and http", func(t *testing.T) { testArtifactsAndHTTP(t, p, h) })
+
 	// Through Invoke, as the engine calls it.
 	out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall,
 		&abi.ToolCallInput{Context: abi.InvocationInfo{AgentName: "root"}, Tool: "count", Args: map[string]any{"key": "k"}}, h)
@@ -198,5 +251,66 @@ func TestSDK(t *testing.T) {
 	_, err = r.Pool(ctx, m, sandbox.PoolConfig{Owner: "other"})
 	if !errors.Is(err, sandbox.ErrNotGranted) {
 		t.Errorf("pool without grants: %v, want ErrNotGranted", err)
+	}
+}
+
+// testArtifactsAndHTTP calls the guest's artifact and HTTP tools: versions
+// and NOT_FOUND through the recording host, a request answered by a test
+// server on the granted 127.0.0.1, and DENIED for a host not granted.
+func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *host) {
+	ctx := context.Background()
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("X-Test")+" "+string(body))
+		mu.Unlock()
+		if r.URL.Path == "/empty" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, "got %s", body)
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+
+	for _, c := range []struct{ name, tool, args, want string }{
+		{"load missing", "load", `{"name":"a.txt"}`, `{"result":{"part":null}}`},
+		{"save", "save", `{"name":"a.txt","part":{"text":"one"}}`, `{"result":{"version":0}}`},
+		{"save again", "save", `{"name":"a.txt","part":{"text":"two"}}`, `{"result":{"version":1}}`},
+		{"save binary", "save", `{"name":"b.bin","part":{"inlineData":{"mimeType":"application/octet-stream","data":"AP8B"}}}`, `{"result":{"version":0}}`},
+		{"save invalid part", "save", `{"name":"c","part":{"text":1}}`, `{"error":"artifact_save: status 2"}`},
+		{"load newest", "load", `{"name":"a.txt"}`, `{"result":{"part":{"text":"two"}}}`},
+		{"load version 0", "load", `{"name":"a.txt","version":0}`, `{"result":{"part":{"text":"one"}}}`},
+		{"load missing version", "load", `{"name":"a.txt","version":5}`, `{"result":{"part":null}}`},
+		{"load binary", "load", `{"name":"b.bin"}`, `{"result":{"part":{"inlineData":{"mimeType":"application/octet-stream","data":"AP8B"}}}}`},
+		{"list", "list", `{}`, `{"result":{"names":["a.txt","b.bin"]}}`},
+		{"post", "fetch", `{"method":"POST","url":"` + srv.URL + `/echo","body":"héllo wörld"}`,
+			`{"result":{"status":201,"contentType":"text/plain; charset=utf-8","body":"got héllo wörld"}}`},
+		{"empty response", "fetch", `{"url":"` + srv.URL + `/empty"}`, `{"result":{"status":204,"contentType":"","body":""}}`},
+		// The same server by a name the grant does not list: no request leaves.
+		{"denied", "fetch", `{"url":"http://localhost:` + port + `/denied"}`, `{"error":"http_request: status 3"}`},
+	} {
+		out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+c.tool+`","args":`+c.args+`}`), h)
+		if want := `{"abiVersion":1,` + c.want[1:]; err != nil || string(out) != want {
+			t.Errorf("%s:\n got %s, %v\nwant %s", c.name, out, err, want)
+		}
+	}
+	if want := []string{"load a.txt -1", "save a.txt", "save a.txt", "save b.bin", "load a.txt -1", "load a.txt 0",
+		"load a.txt 5", "load b.bin -1", "list"}; !slices.Equal(h.calls, want) {
+		t.Errorf("host calls %q\nwant %q", h.calls, want)
+	}
+	if d := h.artifacts["b.bin"][0].InlineData; d == nil || string(d.Data) != "\x00\xff\x01" {
+		t.Errorf("saved inline data %+v, want bytes 00 ff 01", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"POST /echo as héllo wörld", "GET /empty as "}; !slices.Equal(seen, want) {
+		t.Errorf("server saw %q\nwant %q", seen, want)
 	}
 }

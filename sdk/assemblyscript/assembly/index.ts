@@ -12,8 +12,8 @@
 // adkhost and WASI). AssemblyScript has no exceptions: fail a hook with
 // `return ctx.fail("message")`.
 
-import { Value, Kind } from "./json";
-export { Value, Kind, quote, parseError } from "./json";
+import { Value, Kind, base64Encode, base64Decode } from "./json";
+export { Value, Kind, quote, parseError, base64Encode, base64Decode } from "./json";
 
 /** Replaces AssemblyScript's env.abort import (see --use above): a trap. */
 export function abort(message: string | null, file: string | null, line: u32, column: u32): void {
@@ -42,6 +42,14 @@ declare function _log(level: i32, mp: usize, ml: usize): i32;
 declare function _invocation_info(rp: usize, rl: usize): i32;
 @external("adkhost", "config_get")
 declare function _config_get(kp: usize, kl: usize, rp: usize, rl: usize): i32;
+@external("adkhost", "artifact_load")
+declare function _artifact_load(np: usize, nl: usize, version: i32, rp: usize, rl: usize): i32;
+@external("adkhost", "artifact_save")
+declare function _artifact_save(np: usize, nl: usize, pp: usize, pl: usize, rv: usize): i32;
+@external("adkhost", "artifact_list")
+declare function _artifact_list(rp: usize, rl: usize): i32;
+@external("adkhost", "http_request")
+declare function _http_request(qp: usize, ql: usize, rp: usize, rl: usize): i32;
 
 /** Status codes (ABI.md §10); an unknown non-zero code means FAILED. */
 export namespace Status {
@@ -149,6 +157,119 @@ export function configGet(key: string): string | null {
   const k = utf8(key);
   status = _config_get(changetype<usize>(k), k.byteLength, RET, RET + 4);
   return status == Status.OK ? result() : null;
+}
+
+// The version artifact_save wrote at RET (a little-endian i32, as wasm's).
+function savedVersion(): i32 {
+  return load<i32>(RET);
+}
+
+/** The session's artifacts (capability "artifacts"); a part is a JSON Part. */
+export namespace artifacts {
+  /** The version argument of load for the newest version. */
+  export const LATEST: i32 = -1;
+  /** The Part of a version of name; null if absent (lastStatus() NOT_FOUND) or on failure. */
+  export function load(name: string, version: i32 = LATEST): Value | null {
+    const n = utf8(name);
+    status = _artifact_load(changetype<usize>(n), n.byteLength, version, RET, RET + 4);
+    return status == Status.OK ? Value.parse(result()) : null;
+  }
+  /** Stores part as the next version of name; returns that version, or -1 (see lastStatus()). */
+  export function save(name: string, part: Value): i32 {
+    const n = utf8(name);
+    const p = utf8(part.toJSON());
+    status = _artifact_save(changetype<usize>(n), n.byteLength, changetype<usize>(p), p.byteLength, RET);
+    return status == Status.OK ? savedVersion() : -1;
+  }
+  /** The names of the artifacts the session sees, or null (see lastStatus()). */
+  export function list(): string[] | null {
+    status = _artifact_list(RET, RET + 4);
+    if (status != Status.OK) return null;
+    const v = Value.parse(result());
+    const names = new Array<string>();
+    if (v == null || v.kind != Kind.Array) { status = Status.FAILED; return null; }
+    for (let i = 0; i < v.items.length; i++) {
+      if (v.items[i].kind != Kind.String) { status = Status.FAILED; return null; }
+      names.push(v.items[i].str);
+    }
+    return names;
+  }
+}
+
+/** A request for httpRequest: `new HttpRequest(url, "POST").header(…).text(…)`. */
+export class HttpRequest {
+  /** One value per name (join repeated values with ", "), string members. */
+  headers: Value = Value.newObject();
+  body: Uint8Array = new Uint8Array(0);
+  constructor(public url: string, public method: string = "GET") {}
+  header(name: string, value: string): HttpRequest {
+    this.headers.set(name, Value.fromString(value));
+    return this;
+  }
+  /** Sets the body to s in UTF-8. */
+  text(s: string): HttpRequest {
+    this.body = Uint8Array.wrap(String.UTF8.encode(s));
+    return this;
+  }
+  /** The HTTPRequest message (ABI.md §4). */
+  toValue(): Value {
+    const r = Value.newObject().set("method", Value.fromString(this.method.length > 0 ? this.method : "GET"))
+      .set("url", Value.fromString(this.url));
+    if (this.headers.keys.length > 0) r.set("headers", this.headers);
+    if (this.body.length > 0) r.set("body", Value.fromString(base64Encode(this.body)));
+    return r;
+  }
+}
+
+/** The answer to an HttpRequest, whatever its status (a 404 is a response). */
+export class HttpResponse {
+  status: i32 = 0;
+  headers: Value = Value.newObject();
+  body: Uint8Array = new Uint8Array(0);
+  /** The value of a header, its name matched case-insensitively; null if absent. */
+  header(name: string): string | null {
+    const want = name.toLowerCase();
+    for (let i = 0; i < this.headers.keys.length; i++) {
+      if (this.headers.keys[i].toLowerCase() == want && this.headers.vals[i].kind == Kind.String) return this.headers.vals[i].str;
+    }
+    return null;
+  }
+  /** The body as UTF-8 text. */
+  text(): string {
+    return String.UTF8.decodeUnsafe(this.body.dataStart, <usize>this.body.length);
+  }
+}
+
+/**
+ * Performs req through the host (capability "http"), to the destinations
+ * the embedder grants. null on failure: lastStatus() DENIED for a
+ * destination outside the grant. WASI has no sockets: this is the only way out.
+ */
+export function httpRequest(req: HttpRequest): HttpResponse | null {
+  const q = utf8(req.toValue().toJSON());
+  status = _http_request(changetype<usize>(q), q.byteLength, RET, RET + 4);
+  if (status != Status.OK) return null;
+  const resp = parseResponse(Value.parse(result()));
+  if (resp == null) status = Status.FAILED;
+  return resp;
+}
+
+// parseResponse reads an HTTPResponse message; null if it is not one.
+function parseResponse(v: Value | null): HttpResponse | null {
+  if (v == null) return null;
+  const st = v.get("status");
+  if (st == null || st.kind != Kind.Number) return null;
+  const resp = new HttpResponse();
+  resp.status = <i32>st.asNumber();
+  const h = v.get("headers");
+  if (h != null && h.isObject) resp.headers = h;
+  const b = v.getString("body");
+  if (b != null) {
+    const bytes = base64Decode(b);
+    if (bytes == null) return null;
+    resp.body = bytes;
+  }
+  return resp;
 }
 
 // ---- registration ----------------------------------------------------------

@@ -360,3 +360,40 @@ class Parser {
     return null; // not reached: the loop returns
   }
 }
+
+// ---- base64 (how JSON carries bytes: Part.inlineData.data, HTTP bodies) ----
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** Standard padded base64 of b. */
+export function base64Encode(b: Uint8Array): string {
+  const out = new Array<i32>();
+  for (let i = 0; i < b.length; i += 3) {
+    const left = b.length - i;
+    const n = (<i32>b[i] << 16) | (left > 1 ? <i32>b[i + 1] << 8 : 0) | (left > 2 ? <i32>b[i + 2] : 0);
+    for (let j = 0; j < 4; j++) {
+      out.push(j <= left ? B64.charCodeAt((n >> (18 - 6 * j)) & 63) : 0x3d); // '='
+    }
+  }
+  return String.fromCharCodes(out);
+}
+
+/** Decodes standard base64 (padding optional); null if s is not base64. */
+export function base64Decode(s: string): Uint8Array | null {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) == 0x3d) end--;
+  if (end % 4 == 1) return null;
+  const out = new Uint8Array(end * 3 / 4);
+  let acc = 0, bits = 0, k = 0;
+  for (let i = 0; i < end; i++) {
+    const d = B64.indexOf(s.charAt(i));
+    if (d < 0) return null;
+    acc = (acc << 6) | d;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[k++] = <u8>(acc >> bits);
+    }
+  }
+  return out;
+}

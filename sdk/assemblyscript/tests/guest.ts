@@ -3,16 +3,22 @@
 
 import {
   Context, Value, Status, module, tool, afterTool, beforeModel, onEvent, onRunError, afterRun,
-  state, logger, lastStatus, parseError, configGet,
+  state, logger, lastStatus, parseError, configGet, artifacts, HttpRequest, httpRequest,
+  base64Encode, base64Decode,
 } from "../assembly/index";
 export * from "../assembly/exports";
 
-module("as-sdk-test", "0.0.1", ["state", "config"]);
+module("as-sdk-test", "0.0.1", ["state", "config", "artifacts", "http"]);
 tool("echo", "Returns its arguments.", `{"type":"object"}`, echo);
 tool("count", "Counts calls in state.", `{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`, count);
 tool("json", "Parses args.text and re-serializes it.", `{"type":"object","properties":{"text":{"type":"string"}}}`, json);
 tool("fail", "Always fails.", `{}`, fail);
 tool("config", "Reads a config value.", `{}`, config);
+tool("save", "Saves args.part as the next version of args.name.", `{}`, save);
+tool("load", "Loads a version (default: the newest) of args.name.", `{}`, loadArtifact);
+tool("list", "Lists the artifacts.", `{}`, list);
+tool("fetch", "Sends args.method (default GET) to args.url with args.body.", `{}`, fetch);
+tool("base64", "Round-trips args.text through base64.", `{}`, base64);
 afterTool(markChecked);
 afterTool(replaceSecret);
 beforeModel(blockOrEdit);
@@ -91,4 +97,56 @@ function noteRunError(ctx: Context): Value | null {
 function failAfterRun(ctx: Context): Value | null {
   if (ctx.invocationId == "fail-after-run") return ctx.fail("after_run failed");
   return null;
+}
+
+function save(ctx: Context, args: Value): Value | null {
+  const name = args.getString("name");
+  const part = args.get("part");
+  if (name == null || part == null) return ctx.fail("save needs name and part");
+  const v = artifacts.save(name as string, part as Value);
+  if (v < 0) return ctx.fail("artifact_save: status " + lastStatus().toString());
+  return Value.newObject().set("version", Value.fromInteger(v));
+}
+
+function loadArtifact(ctx: Context, args: Value): Value | null {
+  const name = args.getString("name");
+  if (name == null) return ctx.fail("load needs a name");
+  const ver = args.get("version");
+  const part = artifacts.load(name as string, ver == null ? artifacts.LATEST : <i32>ver.asNumber());
+  if (part == null && lastStatus() != Status.NOT_FOUND) return ctx.fail("artifact_load: status " + lastStatus().toString());
+  return Value.newObject().set("part", part == null ? Value.makeNull() : part as Value); // null: NOT_FOUND
+}
+
+function list(ctx: Context, args: Value): Value | null {
+  const names = artifacts.list();
+  if (names == null) return ctx.fail("artifact_list: status " + lastStatus().toString());
+  const a = Value.newArray();
+  for (let i = 0; i < names.length; i++) a.push(Value.fromString(names[i]));
+  return Value.newObject().set("names", a);
+}
+
+function fetch(ctx: Context, args: Value): Value | null {
+  const url = args.getString("url");
+  const method = args.getString("method");
+  const body = args.getString("body");
+  if (url == null) return ctx.fail("fetch needs a url");
+  const req = new HttpRequest(url as string, method == null ? "GET" : method as string).header("X-Test", "as");
+  if (body != null) req.text(body as string);
+  const resp = httpRequest(req);
+  if (resp == null) return ctx.fail("http_request: status " + lastStatus().toString());
+  const ct = resp.header("content-type");
+  return Value.newObject().set("status", Value.fromInteger(resp.status))
+    .set("contentType", Value.fromString(ct == null ? "" : ct as string))
+    .set("body", Value.fromString(resp.text()));
+}
+
+function base64(ctx: Context, args: Value): Value | null {
+  const text = args.getString("text");
+  if (text == null) return ctx.fail("base64 needs text");
+  const enc = base64Encode(Uint8Array.wrap(String.UTF8.encode(text as string)));
+  const dec = base64Decode(enc);
+  const bad = base64Decode("Zm9v!");
+  return Value.newObject().set("encoded", Value.fromString(enc))
+    .set("decoded", dec == null ? Value.makeNull() : Value.fromString(String.UTF8.decode(dec.buffer)))
+    .set("invalid", Value.fromBool(bad == null));
 }

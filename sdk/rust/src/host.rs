@@ -2,7 +2,7 @@
 //! imports; elsewhere (unit tests on the build machine) they call the
 //! [`Host`] installed with [`use_host`], or answer `UNAVAILABLE`.
 
-use crate::json::Value;
+use crate::json::{base64_decode, base64_encode, Value};
 
 /// A non-OK status of a host function (ABI.md §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +122,23 @@ pub trait Host {
     fn config_get(&mut self, _key: &str) -> Result<Vec<u8>, Status> {
         Err(Status::Unavailable)
     }
+    fn artifact_load(&mut self, _name: &str, _version: i32) -> Result<Vec<u8>, Status> {
+        Err(Status::Unavailable)
+    }
+    fn artifact_save(&mut self, _name: &str, _part: &[u8]) -> Result<i32, Status> {
+        Err(Status::Unavailable)
+    }
+    fn artifact_list(&mut self) -> Result<Vec<u8>, Status> {
+        Err(Status::Unavailable)
+    }
+    fn http_request(&mut self, _req: &[u8]) -> Result<Vec<u8>, Status> {
+        Err(Status::Unavailable)
+    }
+}
+
+// A result the host sent that does not parse: the host failed.
+fn bad_result(func: &'static str) -> HostError {
+    HostError { func, status: Status::Failed }
 }
 
 /// Session state (capability `state`).
@@ -205,6 +222,134 @@ pub fn config_get(key: &str) -> Result<Option<String>, HostError> {
     }
 }
 
+/// The session's artifacts (capability `artifacts`). A part is a JSON
+/// `Part` (`{"text": …}`, `{"inlineData": {"mimeType": …, "data": base64}}`, …).
+pub mod artifacts {
+    use super::*;
+
+    /// The version argument of [`load`] for the newest version.
+    pub const LATEST: i32 = -1;
+
+    /// The Part of a version of name ([`LATEST`] for the newest); None if
+    /// there is no such artifact or version (`NOT_FOUND`).
+    pub fn load(name: &str, version: i32) -> Result<Option<Value>, HostError> {
+        match raw::artifact_load(name, version) {
+            Ok(b) => Value::parse_bytes(&b).map(Some).map_err(|_| bad_result("artifact_load")),
+            Err(HostError { status: Status::NotFound, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Stores part as the next version of name and returns that version.
+    pub fn save(name: &str, part: &Value) -> Result<i32, HostError> {
+        raw::artifact_save(name, part.to_json().as_bytes())
+    }
+
+    /// The names of the artifacts the session sees.
+    pub fn list() -> Result<Vec<String>, HostError> {
+        let v = Value::parse_bytes(&raw::artifact_list()?).map_err(|_| bad_result("artifact_list"))?;
+        let names = v.as_array().ok_or_else(|| bad_result("artifact_list"))?;
+        names.iter().map(|n| n.as_str().map(String::from).ok_or_else(|| bad_result("artifact_list"))).collect()
+    }
+}
+
+/// HTTP through the host (capability `http`), to the destinations the
+/// embedder grants; others are `DENIED`. WASI has no sockets: this is the
+/// only way out.
+pub mod http {
+    use super::*;
+
+    /// An HTTP request: `Request::get(url)`, or `Request::new(method, url)`
+    /// with `.header(name, value)` and `.body(bytes)`.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Request {
+        pub method: String,
+        pub url: String,
+        /// One value per name; join repeated values with ", ".
+        pub headers: Vec<(String, String)>,
+        pub body: Vec<u8>,
+    }
+
+    impl Request {
+        pub fn new(method: &str, url: &str) -> Request {
+            Request { method: method.into(), url: url.into(), ..Request::default() }
+        }
+        pub fn get(url: &str) -> Request {
+            Request::new("GET", url)
+        }
+        pub fn header(mut self, name: &str, value: &str) -> Request {
+            self.headers.push((name.into(), value.into()));
+            self
+        }
+        pub fn body(mut self, body: impl Into<Vec<u8>>) -> Request {
+            self.body = body.into();
+            self
+        }
+
+        /// The `HTTPRequest` message of ABI.md §4.
+        pub fn to_json(&self) -> Value {
+            let mut r = Value::object();
+            r.set("method", if self.method.is_empty() { "GET" } else { self.method.as_str() }.into());
+            r.set("url", self.url.as_str().into());
+            if !self.headers.is_empty() {
+                let mut h = Value::object();
+                for (k, v) in &self.headers {
+                    h.set(k, v.as_str().into());
+                }
+                r.set("headers", h);
+            }
+            if !self.body.is_empty() {
+                r.set("body", base64_encode(&self.body).into());
+            }
+            r
+        }
+    }
+
+    /// An HTTP response (any status: a 404 is a response, not an error).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Response {
+        pub status: i64,
+        pub headers: Vec<(String, String)>,
+        pub body: Vec<u8>,
+    }
+
+    impl Response {
+        /// The value of a header, its name matched case-insensitively.
+        pub fn header(&self, name: &str) -> Option<&str> {
+            self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        }
+        /// The body as text (invalid UTF-8 replaced).
+        pub fn text(&self) -> String {
+            String::from_utf8_lossy(&self.body).into_owned()
+        }
+
+        /// Reads the `HTTPResponse` message of ABI.md §4.
+        pub fn from_json(v: &Value) -> Option<Response> {
+            let mut r = Response { status: v.get("status")?.as_i64()?, ..Response::default() };
+            if let Some(h) = v.get("headers").and_then(Value::as_object) {
+                for (k, v) in h {
+                    r.headers.push((k.clone(), v.as_str()?.into()));
+                }
+            }
+            if let Some(b) = v.get("body").filter(|b| !b.is_null()) {
+                r.body = base64_decode(b.as_str()?)?;
+            }
+            Some(r)
+        }
+    }
+
+    /// Performs req through the host.
+    pub fn request(req: &Request) -> Result<Response, HostError> {
+        let b = raw::http_request(req.to_json().to_json().as_bytes())?;
+        Value::parse_bytes(&b).ok().as_ref().and_then(Response::from_json).ok_or_else(|| bad_result("http_request"))
+    }
+
+    /// A GET of url.
+    pub fn get(url: &str) -> Result<Response, HostError> {
+        request(&Request::get(url))
+    }
+}
+
 #[cfg(target_arch = "wasm32")]
 mod raw {
     use super::{check, HostError};
@@ -224,6 +369,10 @@ mod raw {
             pub fn log(level: i32, mp: *const u8, ml: usize) -> i32;
             pub fn invocation_info(rp: *mut u32, rl: *mut u32) -> i32;
             pub fn config_get(kp: *const u8, kl: usize, rp: *mut u32, rl: *mut u32) -> i32;
+            pub fn artifact_load(np: *const u8, nl: usize, version: i32, rp: *mut u32, rl: *mut u32) -> i32;
+            pub fn artifact_save(np: *const u8, nl: usize, pp: *const u8, pl: usize, rv: *mut i32) -> i32;
+            pub fn artifact_list(rp: *mut u32, rl: *mut u32) -> i32;
+            pub fn http_request(qp: *const u8, ql: usize, rp: *mut u32, rl: *mut u32) -> i32;
         }
     }
 
@@ -277,6 +426,23 @@ mod raw {
     pub fn config_get(key: &str) -> Result<Vec<u8>, HostError> {
         ret!("config_get", ffi::config_get(key.as_ptr(), key.len(), &mut p, &mut n), p, n)
     }
+    pub fn artifact_load(name: &str, version: i32) -> Result<Vec<u8>, HostError> {
+        ret!("artifact_load", ffi::artifact_load(name.as_ptr(), name.len(), version, &mut p, &mut n), p, n)
+    }
+    pub fn artifact_save(name: &str, part: &[u8]) -> Result<i32, HostError> {
+        // The host writes the version here, a little-endian i32 (as wasm's).
+        let mut version = 0i32;
+        check("artifact_save", unsafe {
+            ffi::artifact_save(name.as_ptr(), name.len(), part.as_ptr(), part.len(), &mut version)
+        })?;
+        Ok(version)
+    }
+    pub fn artifact_list() -> Result<Vec<u8>, HostError> {
+        ret!("artifact_list", ffi::artifact_list(&mut p, &mut n), p, n)
+    }
+    pub fn http_request(req: &[u8]) -> Result<Vec<u8>, HostError> {
+        ret!("http_request", ffi::http_request(req.as_ptr(), req.len(), &mut p, &mut n), p, n)
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -328,6 +494,18 @@ mod raw {
     }
     pub fn config_get(key: &str) -> Result<Vec<u8>, HostError> {
         with("config_get", |h| h.config_get(key))
+    }
+    pub fn artifact_load(name: &str, version: i32) -> Result<Vec<u8>, HostError> {
+        with("artifact_load", |h| h.artifact_load(name, version))
+    }
+    pub fn artifact_save(name: &str, part: &[u8]) -> Result<i32, HostError> {
+        with("artifact_save", |h| h.artifact_save(name, part))
+    }
+    pub fn artifact_list() -> Result<Vec<u8>, HostError> {
+        with("artifact_list", |h| h.artifact_list())
+    }
+    pub fn http_request(req: &[u8]) -> Result<Vec<u8>, HostError> {
+        with("http_request", |h| h.http_request(req))
     }
 }
 

@@ -79,6 +79,8 @@ fn describe_lists_registrations() {
 struct Fake {
     state: BTreeMap<String, String>,
     logs: Vec<(i32, String)>,
+    artifacts: BTreeMap<String, Vec<String>>,
+    requests: Vec<String>,
 }
 
 struct FakeHost(Rc<RefCell<Fake>>);
@@ -96,6 +98,30 @@ impl Host for FakeHost {
     }
     fn log(&mut self, level: i32, msg: &str) {
         self.0.borrow_mut().logs.push((level, msg.into()))
+    }
+    fn artifact_load(&mut self, name: &str, version: i32) -> std::result::Result<Vec<u8>, Status> {
+        let f = self.0.borrow();
+        let versions = f.artifacts.get(name).ok_or(Status::NotFound)?;
+        let v = if version == -1 { versions.len() - 1 } else { version as usize };
+        versions.get(v).map(|p| p.as_bytes().to_vec()).ok_or(Status::NotFound)
+    }
+    fn artifact_save(&mut self, name: &str, part: &[u8]) -> std::result::Result<i32, Status> {
+        let mut f = self.0.borrow_mut();
+        let versions = f.artifacts.entry(name.into()).or_default();
+        versions.push(String::from_utf8(part.to_vec()).unwrap());
+        Ok(versions.len() as i32 - 1)
+    }
+    fn artifact_list(&mut self) -> std::result::Result<Vec<u8>, Status> {
+        let names: Vec<Value> = self.0.borrow().artifacts.keys().map(|k| k.as_str().into()).collect();
+        Ok(Value::Array(names).to_json().into_bytes())
+    }
+    fn http_request(&mut self, req: &[u8]) -> std::result::Result<Vec<u8>, Status> {
+        let r = String::from_utf8(req.to_vec()).unwrap();
+        self.0.borrow_mut().requests.push(r.clone());
+        if r.contains("denied.example") {
+            return Err(Status::Denied);
+        }
+        Ok(br#"{"status":201,"headers":{"Content-Type":"text/plain"},"body":"aMOpbGxv"}"#.to_vec())
     }
 }
 
@@ -208,4 +234,54 @@ fn hook_names() {
         assert_eq!(Hook::from_name(h.name()), Some(h));
     }
     assert_eq!(Hook::from_name("nope"), None);
+}
+
+#[test]
+fn artifact_functions() {
+    let ((), fake) = with_fake(|| {
+        assert_eq!(artifacts::load("a.txt", artifacts::LATEST), Ok(None));
+        assert_eq!(artifacts::save("a.txt", &Value::parse(r#"{"text":"one"}"#).unwrap()), Ok(0));
+        assert_eq!(artifacts::save("a.txt", &Value::parse(r#"{"text":"two"}"#).unwrap()), Ok(1));
+        assert_eq!(artifacts::save("b.bin", &Value::parse(r#"{"inlineData":{"mimeType":"x","data":"AQI="}}"#).unwrap()), Ok(0));
+        assert_eq!(artifacts::load("a.txt", artifacts::LATEST).unwrap().unwrap().to_json(), r#"{"text":"two"}"#);
+        assert_eq!(artifacts::load("a.txt", 0).unwrap().unwrap().to_json(), r#"{"text":"one"}"#);
+        assert_eq!(artifacts::load("a.txt", 7), Ok(None));
+        assert_eq!(artifacts::list(), Ok(vec!["a.txt".to_string(), "b.bin".to_string()]));
+    });
+    assert_eq!(fake.borrow().artifacts["a.txt"].len(), 2);
+    // Without a host: UNAVAILABLE, an error.
+    assert_eq!(artifacts::list(), Err(HostError { func: "artifact_list", status: Status::Unavailable }));
+    assert_eq!(artifacts::save("x", &Value::Null).unwrap_err().status, Status::Unavailable);
+}
+
+#[test]
+fn http_function() {
+    let ((), fake) = with_fake(|| {
+        let r = http::request(&http::Request::new("POST", "https://api.example/v1").header("X-A", "b").body("hi!")).unwrap();
+        assert_eq!(r.status, 201);
+        assert_eq!(r.header("content-type"), Some("text/plain"));
+        assert_eq!(r.text(), "héllo");
+        let e = http::get("https://denied.example/").unwrap_err();
+        assert_eq!(e, HostError { func: "http_request", status: Status::Denied });
+    });
+    assert_eq!(
+        fake.borrow().requests,
+        vec![
+            r#"{"method":"POST","url":"https://api.example/v1","headers":{"X-A":"b"},"body":"aGkh"}"#.to_string(),
+            r#"{"method":"GET","url":"https://denied.example/"}"#.to_string(),
+        ]
+    );
+}
+
+#[test]
+fn base64() {
+    use crate::json::{base64_decode, base64_encode};
+    for (raw, enc) in [(&b""[..], ""), (b"f", "Zg=="), (b"fo", "Zm8="), (b"foo", "Zm9v"), (b"foob", "Zm9vYg=="), (&[0xff, 0xfe, 0x00][..], "//4A")] {
+        assert_eq!(base64_encode(raw), enc);
+        assert_eq!(base64_decode(enc).as_deref(), Some(raw));
+    }
+    assert_eq!(base64_decode("Zm9vYg").as_deref(), Some(&b"foob"[..]));
+    for bad in ["Z", "Zm9v!", "Z=m9"] {
+        assert_eq!(base64_decode(bad), None, "{}", bad);
+    }
 }
