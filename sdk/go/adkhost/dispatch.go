@@ -21,33 +21,80 @@ import (
 //
 // Inputs are decoded leniently (unknown fields are ignored, as ABI.md §6
 // asks of guests); outputs are encoded with abi.Encode.
-func Handle(h abi.Hook, input []byte) []byte { return std.handle(h, input) }
+func Handle(h abi.Hook, input []byte) []byte { return std.handle(nil, h, input) }
 
-func (r *registry) handle(h abi.Hook, input []byte) []byte {
-	out, err := r.run(h, input)
+// handle is Handle, writing the output into buf's array when it can (the
+// exports reuse one buffer for every output).
+func (r *registry) handle(buf []byte, h abi.Hook, input []byte) []byte {
+	var out abi.Message
+	var err error
+	if h == abi.HookToolCall && r.implements(h) {
+		var b []byte
+		if b, err = r.toolCall(buf[:0], input); err == nil {
+			if len(b) == 0 {
+				return nil
+			}
+			return b
+		}
+	} else {
+		out, err = r.run(h, input)
+	}
 	if err != nil {
 		msg := err.Error()
 		if msg == "" {
 			msg = "failed" // an empty "error" would read as success
 		}
-		out = &errorOutput{Error: msg}
+		return (&errorOutput{Error: msg}).appendJSON(buf[:0])
 	}
-	var b []byte
-	switch o := out.(type) {
-	case *rawToolCallOutput:
-		b, err = o.appendJSON(nil), nil
-	case *errorOutput:
-		b, err = o.appendJSON(nil), nil
-	default:
-		b, err = abi.Encode(out)
-	}
+	b, err := abi.Encode(out)
 	if err != nil {
-		b, _ = abi.Encode(&errorOutput{Error: fmt.Sprintf("adkhost: encoding the output of %s: %v", h, err)})
+		return (&errorOutput{Error: fmt.Sprintf("adkhost: encoding the output of %s: %v", h, err)}).appendJSON(buf[:0])
 	}
 	if bytes.Equal(b, emptyOutput) {
 		return nil
 	}
 	return b
+}
+
+// toolCallPrefix starts a tool_call output with a result.
+var toolCallPrefix = `{"abiVersion":` + strconv.Itoa(abi.Version) + `,"result":`
+
+// toolCall runs a tool_call and appends its output to dst, nothing for an
+// empty output. It writes the envelope around the encoded result itself:
+// abi.Encode would run encoding/json over the whole message again.
+func (r *registry) toolCall(dst, input []byte) (_ []byte, err error) {
+	defer recoverPanic(abi.HookToolCall, &err)
+	var in toolCallInput
+	if err := decodeToolCallInput(input, &in); err != nil {
+		return nil, err
+	}
+	t, ok := r.byName[in.Tool]
+	if !ok {
+		return nil, fmt.Errorf("adkhost: module %s has no tool %q", r.name, in.Tool)
+	}
+	ctx := ToolContext{
+		CallbackContext: CallbackContext{Invocation: in.Context, Hook: abi.HookToolCall},
+		Tool:            abi.ToolInfo{Name: t.decl.Name, Description: t.decl.Description, LongRunning: t.decl.LongRunning},
+		Confirmation:    in.Confirmation,
+	}
+	start := len(dst)
+	dst = append(dst, toolCallPrefix...)
+	b, err := t.run(ctx, in.Args, dst)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == len(dst) {
+		return b[:start], nil // a nil result: every field absent
+	}
+	return append(b, '}'), nil
+}
+
+// recoverPanic, deferred, turns a panic of hook h into its error.
+func recoverPanic(h abi.Hook, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("panic: %v", p)
+		Log(slog.LevelError, fmt.Sprintf("adkhost: %s panicked: %v\n%s", h, p, debug.Stack()))
+	}
 }
 
 // emptyOutput is an output with every field absent, sent as zero bytes.
@@ -117,12 +164,7 @@ func decode(input []byte, m abi.Message) error {
 }
 
 func (r *registry) run(h abi.Hook, input []byte) (out abi.Message, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
-			Log(slog.LevelError, fmt.Sprintf("adkhost: %s panicked: %v\n%s", h, p, debug.Stack()))
-		}
-	}()
+	defer recoverPanic(h, &err)
 	if !r.implements(h) {
 		if h.Known() {
 			return nil, fmt.Errorf("adkhost: hook %s is not registered in this module", h)
@@ -131,26 +173,6 @@ func (r *registry) run(h abi.Hook, input []byte) (out abi.Message, err error) {
 	}
 	cb := &r.cb
 	switch h {
-	case abi.HookToolCall:
-		var in toolCallInput
-		if err := decodeToolCallInput(input, &in); err != nil {
-			return nil, err
-		}
-		t, ok := r.byName[in.Tool]
-		if !ok {
-			return nil, fmt.Errorf("adkhost: module %s has no tool %q", r.name, in.Tool)
-		}
-		ctx := ToolContext{
-			CallbackContext: CallbackContext{Invocation: in.Context, Hook: h},
-			Tool:            abi.ToolInfo{Name: t.decl.Name, Description: t.decl.Description, LongRunning: t.decl.LongRunning},
-			Confirmation:    in.Confirmation,
-		}
-		res, err := t.run(ctx, in.Args)
-		if err != nil {
-			return nil, err
-		}
-		return &rawToolCallOutput{result: res}, nil
-
 	case abi.HookBeforeAgent, abi.HookAfterAgent, abi.HookBeforeRun:
 		var in abi.AgentInput // RunInput has the same fields
 		if err := decode(input, &in); err != nil {

@@ -117,6 +117,52 @@ func TestToolCall(t *testing.T) {
 	}
 }
 
+// The exports build every output in the array of the previous one: the
+// bytes must be those of Handle whatever the buffer held, with a nil
+// result, an error and a callback's output among them.
+func TestHandleReusesBuffer(t *testing.T) {
+	fresh(t)
+	Module("m", "")
+	Tool("echo", "Echoes.", func(_ ToolContext, a greetArgs) (*greeting, error) {
+		if a.Name == "" {
+			return nil, nil
+		}
+		return &greeting{Text: "hi " + a.Name}, nil
+	})
+	AfterAgent(func(CallbackContext) (*abi.Content, error) {
+		return &abi.Content{Role: "model", Parts: []*abi.Part{{Text: "bye"}}}, nil
+	})
+	call := func(name string) []byte {
+		b, err := abi.Encode(&abi.ToolCallInput{Context: ctxInfo, Tool: "echo", Args: map[string]any{"name": name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	agent, _ := abi.Encode(&abi.AgentInput{Context: ctxInfo})
+	buf := []byte(strings.Repeat("garbage ", 64))
+	for _, c := range []struct {
+		hook  abi.Hook
+		input []byte
+	}{
+		{abi.HookToolCall, call("a rather long name, longer than the next")},
+		{abi.HookToolCall, call("Bo")},
+		{abi.HookToolCall, call("")},
+		{abi.HookToolCall, nil},
+		{abi.HookAfterAgent, agent},
+		{abi.HookToolCall, call("Al")},
+	} {
+		want := Handle(c.hook, c.input)
+		got := std.handle(buf, c.hook, c.input)
+		if string(got) != string(want) {
+			t.Errorf("%s %s: got %q, want %q", c.hook, c.input, got, want)
+		}
+		if len(got) > 0 {
+			buf = got
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	fresh(t)
 	Module("m", "")

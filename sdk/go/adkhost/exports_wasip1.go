@@ -15,8 +15,9 @@ import (
 // registration, and the host calls only those.
 
 // blocks keeps alive every block handed to the host (the input block it
-// asked for, and each output) and every block the host allocated for a
-// host function's result, until it is freed or taken.
+// asked for, the describe output) and every block the host allocated for
+// a host function's result, until it is freed or taken. A hook's output is
+// not in it: see outBuf.
 var blocks = map[uintptr][]byte{}
 
 //go:wasmexport adkhost_abi_version_1
@@ -43,6 +44,12 @@ func output(b []byte) uint64 {
 	return uint64(p)<<32 | uint64(len(b))
 }
 
+// outBuf holds the last output of a hook, and its array is reused for the
+// next one: an allocation (and its zeroing) less per call. The host copies
+// an output before it calls again, and adkhost_free ignores this block,
+// which is not in blocks, as ABI.md §3 allows of a static buffer.
+var outBuf []byte
+
 // call runs a hook on the input block. The block belongs to the host: the
 // decoders copy what they keep.
 func call(h abi.Hook, p unsafe.Pointer, n uint32) uint64 {
@@ -50,7 +57,15 @@ func call(h abi.Hook, p unsafe.Pointer, n uint32) uint64 {
 	if p != nil && n > 0 {
 		in = unsafe.Slice((*byte)(p), n)
 	}
-	return output(std.handle(h, in))
+	if cap(outBuf) > 64<<10 {
+		outBuf = nil // one large output need not stay in memory
+	}
+	b := std.handle(outBuf, h, in)
+	if len(b) == 0 {
+		return 0
+	}
+	outBuf = b
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))<<32 | uint64(len(b))
 }
 
 //go:wasmexport adkhost_describe

@@ -208,9 +208,16 @@ func checkEncode[R any](t *testing.T, v R) bool {
 		t.Fatalf("%T has no encoder plan", v)
 	}
 	want, wantErr := json.Marshal(v)
-	got, gotErr := encodeResult(enc, &v)
+	// Appended after other bytes, as the output envelope does.
+	got, gotErr := appendResult(enc, []byte("{"), &v)
 	if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 		t.Errorf("%#v: error %v, encoding/json %v", v, gotErr, wantErr)
+	}
+	if gotErr == nil && (len(got) == 0 || got[0] != '{') {
+		t.Errorf("%#v: appendResult lost what it appended to: %s", v, got)
+	}
+	if len(got) > 0 {
+		got = got[1:]
 	}
 	if string(got) != string(want) {
 		t.Errorf("%#v:\n got %s\nwant %s", v, got, want)
@@ -323,13 +330,13 @@ func TestToolPlansMatchEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{`{"s":"<b>","f64":1.25}`, `{"s":"a\u00e9","f64":1e300}`, `null`, ``} {
-		a, aerr := plain.run(ToolContext{}, json.RawMessage(raw))
-		b, berr := generic.run(ToolContext{}, json.RawMessage(raw))
+		a, aerr := plain.run(ToolContext{}, json.RawMessage(raw), nil)
+		b, berr := generic.run(ToolContext{}, json.RawMessage(raw), nil)
 		if string(a) != string(b) || (aerr == nil) != (berr == nil) {
 			t.Errorf("%s: plain %s %v, generic %s %v", raw, a, aerr, b, berr)
 		}
 	}
-	if _, err := plain.run(ToolContext{}, json.RawMessage(`{"f64":1e308}`)); err == nil || !strings.Contains(err.Error(), "unsupported value") {
+	if _, err := plain.run(ToolContext{}, json.RawMessage(`{"f64":1e308}`), nil); err == nil || !strings.Contains(err.Error(), "unsupported value") {
 		t.Errorf("an infinite result: %v, want encoding/json's error", err)
 	}
 }

@@ -29,7 +29,18 @@ func TestFastToolCallInputAgreesWithEncodingJSON(t *testing.T) {
 		{`{"abiVersion":1,"context":{"appName":"a"},"tool":"t","args":{"s":"a,}]\"b"}}`, true},
 		{` { "abiVersion" : 1 , "tool" : "t" , "args" : { } } `, true},
 		{`{"abiVersion":1,"tool":"t","args":null,"context":null}`, true},
-		{`{"abiVersion":1,"tool":"t\u0041"}`, false},            // escape in a string
+		{`{"abiVersion":1,"tool":"t\u0041"}`, true},  // escape in a string
+		{`{"abiVersion":1,"tool":"t\ud800"}`, false}, // a surrogate, which encoding/json replaces
+		{`{"abiVersion":1,"tool":null}`, false},
+		{`{"abiVersion":1,"tool":"t","context":{"appName":"Zürich \"a\"\n","userId":null,"branch":"a.b"}}`, true},
+		{`{"abiVersion":1,"tool":"t","context":{"appName":"a"},"context":{"userId":"u"}}`, false}, // encoding/json merges both
+		{`{"abiVersion":1,"tool":"t","context":{"appName":"a",}}`, false},
+		{`{"abiVersion":1,"tool":"t","context":{"appName":"a" "userId":"u"}}`, false},
+		{`{"abiVersion":1,"tool":"t","context":{"appName":"bad \xff"}}`, false}, // invalid UTF-8
+		{`{"abiVersion":1,"tool":"t","context":{"appName":"a\u0001"}}`, true},
+		{"{\"abiVersion\":1,\"tool\":\"t\",\"context\":{\"appName\":\"a\x01\"}}", false}, // control character
+		{`{"abiVersion":1,"tool":"t","context":{}}`, true},
+		{`{"abiVersion":1,"tool":"t","context":nul}`, false},
 		{`{"abiVersion":1,"Tool":"t"}`, false},                  // case-insensitive match
 		{`{"abiVersion":1,"tool":"t","extra":true}`, false},     // unknown field
 		{`{"abiVersion":2,"tool":"t"}`, false},                  // version
@@ -141,4 +152,35 @@ func FuzzFastContent(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) { checkContent(t, raw) })
+}
+
+func FuzzFastToolCallInput(f *testing.F) {
+	for _, s := range []string{
+		`{"abiVersion":1,"context":{"appName":"a","userContent":{"role":"user","parts":[{"text":"hi"}]},"functionCallId":"f"},"tool":"t","args":{"a":1}}`,
+		`{"abiVersion":1,"tool":"t\u0041","context":{"branch":"Zürich \"x\""},"confirmation":{"confirmed":true}}`,
+		` {"abiVersion":1,"tool":"t","context":null,"args":null} `,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		var fast, slow toolCallInput
+		errFast := decodeToolCallInput([]byte(input), &fast)
+		errSlow := decode([]byte(input), &slow)
+		if errFast == nil && errSlow != nil && len(fast.Args) > 0 && !json.Valid(fast.Args) {
+			return // arguments are checked when the tool decodes them
+		}
+		if (errFast == nil) != (errSlow == nil) {
+			t.Fatalf("%s: error %v, encoding/json %v", input, errFast, errSlow)
+		}
+		if errSlow != nil {
+			return
+		}
+		var a, b any
+		json.Unmarshal(fast.Args, &a)
+		json.Unmarshal(slow.Args, &b)
+		fast.Args, slow.Args = nil, nil
+		if !reflect.DeepEqual(fast, slow) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s:\n fast %+v %v\n json %+v %v", input, fast, a, slow, b)
+		}
+	})
 }

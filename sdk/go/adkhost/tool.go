@@ -81,9 +81,9 @@ func WithResponse(schema json.RawMessage) ToolOption {
 type toolEntry struct {
 	decl     abi.ToolDecl
 	required []string
-	// run decodes the arguments, calls the tool and encodes its result;
-	// nil for a nil result.
-	run func(ctx ToolContext, args json.RawMessage) (json.RawMessage, error)
+	// run decodes the arguments, calls the tool and appends its encoded
+	// result to dst; nothing for a nil result.
+	run func(ctx ToolContext, args json.RawMessage, dst []byte) ([]byte, error)
 }
 
 func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, error), opts []ToolOption) (*toolEntry, error) {
@@ -131,7 +131,7 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 	// types they do not cover, which encoding/json handles alone.
 	dec := newArgsDecoder(reflect.TypeFor[A]())
 	enc := newEncoder(reflect.TypeFor[R]())
-	t.run = func(ctx ToolContext, raw json.RawMessage) (json.RawMessage, error) {
+	t.run = func(ctx ToolContext, raw json.RawMessage, dst []byte) ([]byte, error) {
 		if err := checkRequired(raw, t.required); err != nil {
 			return nil, err
 		}
@@ -145,12 +145,13 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 		if err != nil {
 			return nil, err
 		}
-		b, err := encodeResult(enc, &res)
+		n := len(dst)
+		b, err := appendResult(enc, dst, &res)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}
-		if bytes.Equal(b, null) {
-			return nil, nil
+		if bytes.Equal(b[n:], null) {
+			return b[:n], nil
 		}
 		return b, nil
 	}
@@ -196,14 +197,17 @@ func decodeArgs[A any](dec *argsDecoder, raw []byte, args *A) error {
 	return json.Unmarshal(raw, args)
 }
 
-// encodeResult encodes *res as json.Marshal does, with enc when it can
-// (nil: never).
-func encodeResult[R any](enc encodeFunc, res *R) ([]byte, error) {
+// appendResult appends *res to dst as json.Marshal encodes it, with enc
+// when it can (nil: never).
+func appendResult[R any](enc encodeFunc, dst []byte, res *R) ([]byte, error) {
 	if enc != nil {
-		// 256 bytes hold most results without growing.
-		if b, ok := enc(make([]byte, 0, 256), unsafe.Pointer(res)); ok {
+		if b, ok := enc(dst, unsafe.Pointer(res)); ok {
 			return b, nil
 		}
 	}
-	return json.Marshal(*res)
+	b, err := json.Marshal(*res)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }
