@@ -7,7 +7,6 @@ package host_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -21,121 +20,13 @@ import (
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
-	"github.com/adkhost/adkhost/engine/artifact"
-	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/model/scripted"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/testkit"
 	"github.com/adkhost/adkhost/sandbox"
 )
-
-// world is one runner over a fresh in-memory session service.
-type world struct {
-	t        *testing.T
-	runner   *engine.Runner
-	sessions *session.InMemoryService
-	model    *scripted.Model
-}
-
-func newWorld(t *testing.T, cfg engine.LlmAgentConfig, plugins []callbacks.Plugin, script ...scripted.Step) *world {
-	t.Helper()
-	w := &world{t: t, sessions: session.NewInMemoryService(), model: scripted.FromSteps("scripted-model", script...)}
-	cfg.Name = "root"
-	cfg.Model = w.model
-	a, err := engine.NewLlmAgent(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.runner, err = engine.NewRunner(engine.RunnerConfig{
-		AppName: "app", Agent: a, Sessions: w.sessions, Artifacts: artifact.NewInMemoryService(),
-		Plugins: plugins, AutoCreateSession: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// turn runs one user message and returns the events and the run's error.
-func (w *world) turn(text string) ([]*session.Event, error) {
-	var evs []*session.Event
-	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: text}}}
-	for ev, err := range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
-
-func (w *world) mustTurn(text string) []*session.Event {
-	w.t.Helper()
-	evs, err := w.turn(text)
-	if err != nil {
-		w.t.Fatalf("turn %q: %v\nevents: %s", text, err, views(evs))
-	}
-	return evs
-}
-
-func (w *world) session() *session.Session {
-	w.t.Helper()
-	s, err := w.sessions.Get(context.Background(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s1"})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return s
-}
-
-// requests is the JSON of the requests the model received.
-func (w *world) requests() string {
-	b, _ := json.Marshal(w.model.Requests())
-	return string(b)
-}
-
-// views are events' JSON without what is random: ids and timestamps.
-func views(evs []*session.Event) string {
-	var out []string
-	for _, ev := range evs {
-		b, _ := json.Marshal(ev)
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		delete(m, "id")
-		delete(m, "invocationId")
-		delete(m, "timestamp")
-		b, _ = json.Marshal(m)
-		out = append(out, string(b))
-	}
-	return strings.Join(out, "\n")
-}
-
-func reply(text string) scripted.Step {
-	return scripted.Step{Response: &model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{{Text: text}}}}}
-}
-
-func calls(fcs ...*genai.FunctionCall) scripted.Step {
-	c := &genai.Content{Role: "model"}
-	for _, fc := range fcs {
-		c.Parts = append(c.Parts, &genai.Part{FunctionCall: fc})
-	}
-	return scripted.Step{Response: &model.Response{Content: c}}
-}
-
-func call(id, name string, args map[string]any) *genai.FunctionCall {
-	return &genai.FunctionCall{ID: id, Name: name, Args: args}
-}
-
-func textOf(ev *session.Event) string {
-	if ev == nil || ev.Content == nil {
-		return ""
-	}
-	var s string
-	for _, p := range ev.Content.Parts {
-		s += p.Text
-	}
-	return s
-}
 
 // TestToolMatchesNativeTool runs the same turn twice, once with the guest's
 // "remember" tool and once with its equivalent in Go: two parallel calls
@@ -161,34 +52,34 @@ func TestToolMatchesNativeTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := func() []scripted.Step {
-		return []scripted.Step{calls(
-			call("call-1", "remember", map[string]any{"key": "user:color", "value": map[string]any{"shade": "blue", "n": 2}}),
-			call("call-2", "remember", map[string]any{"key": "visits", "value": 3}),
+		return []scripted.Step{testkit.Calls(
+			testkit.Call("call-1", "remember", map[string]any{"key": "user:color", "value": map[string]any{"shade": "blue", "n": 2}}),
+			testkit.Call("call-2", "remember", map[string]any{"key": "visits", "value": 3}),
 		)}
 	}
-	run := func(tl tool.Tool) (*world, string) {
-		w := newWorld(t, engine.LlmAgentConfig{Instruction: "Remember things.", Tools: []tool.Tool{tl}}, nil, script()...)
-		return w, views(w.mustTurn("remember my color"))
+	run := func(tl tool.Tool) (*testkit.World, string) {
+		w := testkit.NewWorld(t, engine.LlmAgentConfig{Instruction: "Remember things.", Tools: []tool.Tool{tl}}, nil, script()...)
+		return w, testkit.Views(w.MustTurn("remember my color"))
 	}
 	nw, native := run(nativeTool)
 	gw, guest := run(guestTool)
 	if guest != native {
 		t.Errorf("events differ:\nguest:\n%s\nnative:\n%s", guest, native)
 	}
-	if g, n := canon(t, gw.session().State()), canon(t, nw.session().State()); g != n {
+	if g, n := canon(t, gw.Session().State()), canon(t, nw.Session().State()); g != n {
 		t.Errorf("state differs: guest %s, native %s", g, n)
 	}
-	if g, n := gw.requests(), nw.requests(); g != n {
+	if g, n := gw.Requests(), nw.Requests(); g != n {
 		t.Errorf("requests differ:\nguest:  %s\nnative: %s", g, n)
 	}
 	// And the guest's run did what it should.
-	if got, want := canon(t, gw.session().State()), `{"user:color":{"n":2,"shade":"blue"},"visits":3}`; got != want {
+	if got, want := canon(t, gw.Session().State()), `{"user:color":{"n":2,"shade":"blue"},"visits":3}`; got != want {
 		t.Errorf("state = %s, want %s", got, want)
 	}
-	evs := gw.session().Events()
+	evs := gw.Session().Events()
 	last := evs[len(evs)-1]
 	if !last.Actions.SkipSummarization || len(last.FunctionResponses()) != 2 || len(evs) != 3 {
-		t.Errorf("events:\n%s", views(evs))
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
 }
 
@@ -197,16 +88,16 @@ func TestToolMatchesNativeTool(t *testing.T) {
 func TestBeforeModelBlocks(t *testing.T) {
 	t.Parallel()
 	m := load(t, host.ModuleConfig{})
-	w := newWorld(t, engine.LlmAgentConfig{BeforeModel: m.Callbacks().BeforeModel}, nil, reply("Hello!"), reply("unused"))
-	if evs := w.mustTurn("hi"); len(evs) != 1 || textOf(evs[0]) != "Hello!" {
-		t.Fatalf("first turn:\n%s", views(evs))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{BeforeModel: m.Callbacks().BeforeModel}, nil, testkit.Reply("Hello!"), testkit.Reply("unused"))
+	if evs := w.MustTurn("hi"); len(evs) != 1 || testkit.TextOf(evs[0]) != "Hello!" {
+		t.Fatalf("first turn:\n%s", testkit.Views(evs))
 	}
-	evs := w.mustTurn("please BLOCK this")
+	evs := w.MustTurn("please BLOCK this")
 	want := `{"actions":{},"author":"root","content":{"parts":[{"text":"Request blocked by policy."}],"role":"model"},"nodeInfo":{"path":"root@1"}}`
-	if got := views(evs); got != want {
+	if got := testkit.Views(evs); got != want {
 		t.Errorf("events:\n got %s\nwant %s", got, want)
 	}
-	if n := len(w.model.Requests()); n != 1 {
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Errorf("model called %d times, want 1", n)
 	}
 }
@@ -239,22 +130,22 @@ func TestBeforeModelReplacesRequest(t *testing.T) {
 		}
 	}
 	script := func() []scripted.Step {
-		return []scripted.Step{calls(call("c1", "echo", map[string]any{"s": "x"})), reply("ok")}
+		return []scripted.Step{testkit.Calls(testkit.Call("c1", "echo", map[string]any{"s": "x"})), testkit.Reply("ok")}
 	}
-	plain := newWorld(t, cfg(), nil, script()...)
-	plain.mustTurn("be BRIEF")
+	plain := testkit.NewWorld(t, cfg(), nil, script()...)
+	plain.MustTurn("be BRIEF")
 	c := cfg()
 	c.BeforeModel = m.Callbacks().BeforeModel
-	guarded := newWorld(t, c, nil, script()...)
-	guarded.mustTurn("be BRIEF")
+	guarded := testkit.NewWorld(t, c, nil, script()...)
+	guarded.MustTurn("be BRIEF")
 
-	want := plain.model.Requests()
+	want := plain.Model.Requests()
 	for _, r := range want {
 		si := r.Config.SystemInstruction
 		si.Parts = append(si.Parts, &genai.Part{Text: "Be brief."})
 	}
 	wb, _ := json.Marshal(want)
-	if got := guarded.requests(); got != string(wb) {
+	if got := guarded.Requests(); got != string(wb) {
 		t.Errorf("requests:\n got %s\nwant %s", got, wb)
 	}
 	if !strings.Contains(string(wb), `"serviceTier":"flex"`) || !strings.Contains(string(wb), `"temperature":0.3`) {
@@ -270,15 +161,15 @@ func TestBeforeToolReplacesArgs(t *testing.T) {
 	var got map[string]any
 	echo, _ := tool.NewFunction(tool.FunctionConfig{Name: "echo", Description: "Echoes.",
 		Fn: func(_ callbacks.ToolContext, args map[string]any) (any, error) { got = args; return args, nil }})
-	w := newWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo}, BeforeTool: m.Callbacks().BeforeTool}, nil,
-		calls(call("c1", "echo", map[string]any{"q": "weather", "password": "hunter2"})), reply("done"))
-	evs := w.mustTurn("log me in")
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo}, BeforeTool: m.Callbacks().BeforeTool}, nil,
+		testkit.Calls(testkit.Call("c1", "echo", map[string]any{"q": "weather", "password": "hunter2"})), testkit.Reply("done"))
+	evs := w.MustTurn("log me in")
 	if want := map[string]any{"q": "weather", "redacted": true}; canon(t, got) != canon(t, want) {
 		t.Errorf("tool args = %v, want %v", got, want)
 	}
 	resp := evs[1].FunctionResponses()
 	if len(resp) != 1 || canon(t, resp[0].Response) != `{"q":"weather","redacted":true}` {
-		t.Errorf("events:\n%s", views(evs))
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
 }
 
@@ -296,11 +187,11 @@ func TestTrapIsAToolError(t *testing.T) {
 		mu.Unlock()
 		return map[string]any{"error": err.Error()}, nil
 	}
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools(), OnToolError: []callbacks.OnToolError{onErr}}, nil,
-		calls(call("c1", "trap", nil)), reply("That failed."),
-		calls(call("c2", "echo", map[string]any{"a": 1})), reply("done"))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools(), OnToolError: []callbacks.OnToolError{onErr}}, nil,
+		testkit.Calls(testkit.Call("c1", "trap", nil)), testkit.Reply("That failed."),
+		testkit.Calls(testkit.Call("c2", "echo", map[string]any{"a": 1})), testkit.Reply("done"))
 
-	evs := w.mustTurn("trap please")
+	evs := w.MustTurn("trap please")
 	if len(seen) != 1 {
 		t.Fatalf("on_tool_error saw %v", seen)
 	}
@@ -312,12 +203,12 @@ func TestTrapIsAToolError(t *testing.T) {
 		t.Fatalf("on_tool_error saw %v", seen[0])
 	}
 	if r := evs[1].FunctionResponses(); len(r) != 1 || r[0].Response["error"] != seen[0].Error() {
-		t.Errorf("events:\n%s", views(evs))
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
 
-	evs = w.mustTurn("echo please")
-	if r := evs[1].FunctionResponses(); len(r) != 1 || canon(t, r[0].Response) != `{"a":1}` || textOf(evs[2]) != "done" {
-		t.Errorf("events:\n%s", views(evs))
+	evs = w.MustTurn("echo please")
+	if r := evs[1].FunctionResponses(); len(r) != 1 || canon(t, r[0].Response) != `{"a":1}` || testkit.TextOf(evs[2]) != "done" {
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
 	if s := m.Pool().Stats(); s.Discarded != 1 || s.Created != 2 {
 		t.Errorf("pool stats = %+v, want one instance discarded and a fresh one", s)
@@ -332,20 +223,20 @@ func TestTrapIsAToolError(t *testing.T) {
 func TestTimeoutFailsTheRun(t *testing.T) {
 	t.Parallel()
 	m := load(t, host.ModuleConfig{Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
-		calls(call("c1", "spin", nil)),
-		calls(call("c2", "echo", map[string]any{"ok": true})), reply("done"))
-	evs, err := w.turn("spin")
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		testkit.Calls(testkit.Call("c1", "spin", nil)),
+		testkit.Calls(testkit.Call("c2", "echo", map[string]any{"ok": true})), testkit.Reply("done"))
+	evs, err := w.Turn("spin")
 	if !errors.Is(err, sandbox.ErrTimeout) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 	last := evs[len(evs)-1]
 	if last.ErrorCode != "Error" || !strings.HasPrefix(last.ErrorMessage, `module "testguest" hook tool_call (tool "spin"): `) ||
 		!strings.Contains(last.ErrorMessage, "call timed out") {
-		t.Errorf("error event: %s", views([]*session.Event{last}))
+		t.Errorf("error event: %s", testkit.Views([]*session.Event{last}))
 	}
-	if evs := w.mustTurn("again"); textOf(evs[len(evs)-1]) != "done" {
-		t.Errorf("events:\n%s", views(evs))
+	if evs := w.MustTurn("again"); testkit.TextOf(evs[len(evs)-1]) != "done" {
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
 }
 
@@ -354,12 +245,12 @@ func TestTimeoutFailsTheRun(t *testing.T) {
 func TestGuestErrorRecoveredByGuest(t *testing.T) {
 	t.Parallel()
 	m := load(t, host.ModuleConfig{})
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools(), OnToolError: m.Callbacks().OnToolError}, nil,
-		calls(call("c1", "fail", nil)), reply("ok"))
-	evs := w.mustTurn("fail")
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools(), OnToolError: m.Callbacks().OnToolError}, nil,
+		testkit.Calls(testkit.Call("c1", "fail", nil)), testkit.Reply("ok"))
+	evs := w.MustTurn("fail")
 	want := `{"recovered":"module \"testguest\" hook tool_call (tool \"fail\"): guest reported an error: no luck"}`
 	if r := evs[1].FunctionResponses(); len(r) != 1 || canon(t, r[0].Response) != want {
-		t.Errorf("events:\n%s", views(evs))
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
 }
 
@@ -368,10 +259,10 @@ func TestGuestErrorRecoveredByGuest(t *testing.T) {
 func TestLongRunningTool(t *testing.T) {
 	t.Parallel()
 	m := load(t, host.ModuleConfig{})
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil, calls(call("c1", "later", nil)))
-	evs := w.mustTurn("start it")
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil, testkit.Calls(testkit.Call("c1", "later", nil)))
+	evs := w.MustTurn("start it")
 	if len(evs) != 1 || len(evs[0].LongRunningToolIDs) != 1 || evs[0].LongRunningToolIDs[0] != "c1" {
-		t.Errorf("events:\n%s", views(evs))
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
 }
 
@@ -382,14 +273,14 @@ func TestAgentAndModelCallbacks(t *testing.T) {
 	m := load(t, host.ModuleConfig{})
 	cb := m.Callbacks()
 	cfg := engine.LlmAgentConfig{BeforeAgent: cb.BeforeAgent, AfterAgent: cb.AfterAgent, AfterModel: cb.AfterModel, OnModelError: cb.OnModelError}
-	w := newWorld(t, cfg, nil,
-		reply("hi"), reply("the secret is 42"),
+	w := testkit.NewWorld(t, cfg, nil,
+		testkit.Reply("hi"), testkit.Reply("the secret is 42"),
 		scripted.Step{Err: errors.New("quota exceeded")})
 
 	var got []string
 	for _, msg := range []string{"skip agent", "after agent", "tell me", "again"} {
-		for _, ev := range w.mustTurn(msg) {
-			got = append(got, ev.Author+": "+textOf(ev))
+		for _, ev := range w.MustTurn(msg) {
+			got = append(got, ev.Author+": "+testkit.TextOf(ev))
 		}
 	}
 	want := []string{
@@ -409,25 +300,25 @@ func TestAgentAndModelCallbacks(t *testing.T) {
 func TestPlugin(t *testing.T) {
 	t.Parallel()
 	m := load(t, host.ModuleConfig{})
-	w := newWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, reply("I will mark me."))
-	evs := w.mustTurn("shout hello")
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, testkit.Reply("I will mark me."))
+	evs := w.MustTurn("shout hello")
 	if len(evs) != 1 || evs[0].CustomMetadata["marked"] != true {
-		t.Errorf("events:\n%s", views(evs))
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
-	stored := w.session().Events()
-	if len(stored) != 2 || textOf(stored[0]) != "SHOUT HELLO" || stored[1].CustomMetadata["marked"] != true {
-		t.Errorf("stored events:\n%s", views(stored))
+	stored := w.Session().Events()
+	if len(stored) != 2 || testkit.TextOf(stored[0]) != "SHOUT HELLO" || stored[1].CustomMetadata["marked"] != true {
+		t.Errorf("stored events:\n%s", testkit.Views(stored))
 	}
-	reqs := w.model.Requests()
+	reqs := w.Model.Requests()
 	if len(reqs) != 1 || reqs[0].Contents[0].Parts[0].Text != "SHOUT HELLO" {
-		t.Errorf("requests: %s", w.requests())
+		t.Errorf("requests: %s", w.Requests())
 	}
 
-	evs = w.mustTurn("stop")
-	if len(evs) != 1 || evs[0].Author != "model" || textOf(evs[0]) != "stopped by guest" {
-		t.Errorf("events:\n%s", views(evs))
+	evs = w.MustTurn("stop")
+	if len(evs) != 1 || evs[0].Author != "model" || testkit.TextOf(evs[0]) != "stopped by guest" {
+		t.Errorf("events:\n%s", testkit.Views(evs))
 	}
-	if n := len(w.model.Requests()); n != 1 {
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Errorf("model called %d times, want 1", n)
 	}
 }
@@ -441,8 +332,8 @@ func TestPluginErrorHooks(t *testing.T) {
 	var logs lockedBuffer
 	m := load(t, host.ModuleConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	modelErr := errors.New("unhandled quota")
-	w := newWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, scripted.Step{Err: modelErr})
-	_, err := w.turn("hello")
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, scripted.Step{Err: modelErr})
+	_, err := w.Turn("hello")
 	if !errors.Is(err, modelErr) {
 		t.Fatalf("err = %v, want the model's", err)
 	}

@@ -12,11 +12,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -29,31 +29,9 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/testkit"
 	"github.com/adkhost/adkhost/sandbox"
 )
-
-// watModule compiles WebAssembly text with wat2wasm (Debian package wabt),
-// skipping the test without it, as the sandbox tests do.
-func watModule(t *testing.T, src string) []byte {
-	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Skip("wat2wasm not installed: apt-get install wabt (CI's .ci/run installs it)")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "m.wat"), filepath.Join(dir, "m.wasm")
-	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // digest is how the sandbox's errors name a module.
 func digest(wasm []byte) string {
@@ -99,7 +77,7 @@ type hostileCase struct {
 	// discarded is how many instances the failure cost.
 	discarded uint64
 	// check, if set, checks what else the case promises.
-	check func(t *testing.T, w *world)
+	check func(t *testing.T, w *testkit.World)
 }
 
 // hostileGrants grants what the hostile module asks for: state, config
@@ -118,7 +96,7 @@ func hostileGrants() sandbox.Grants {
 func TestHostileModules(t *testing.T) {
 	t.Parallel()
 	rt := hostileRuntime(t)
-	wasm := watModule(t, hostileSource(t))
+	wasm := wasmbuild.WAT(t, hostileSource(t))
 
 	// The redirect case: an allowed loopback host that redirects to
 	// loopback under another name, which the grant lacks. The target must
@@ -139,9 +117,9 @@ func TestHostileModules(t *testing.T) {
 	defer redirect.Close()
 
 	denied := fmt.Sprintf("answered status %d", abi.StatusDenied)
-	stateAbsent := func(key string) func(*testing.T, *world) {
-		return func(t *testing.T, w *world) {
-			if v, ok := w.session().State()[key]; ok {
+	stateAbsent := func(key string) func(*testing.T, *testkit.World) {
+		return func(t *testing.T, w *testkit.World) {
+			if v, ok := w.Session().State()[key]; ok {
 				t.Errorf("the refused write reached the session: %s = %v", key, v)
 			}
 		}
@@ -169,7 +147,7 @@ func TestHostileModules(t *testing.T) {
 			kind:      sandbox.ErrCallDepth,
 			want:      "{sandbox}: guest trapped: call depth limit exceeded: adkhost_tool_call: more than 10000 nested calls (MaxCallDepth)",
 			discarded: 1,
-			check: func(t *testing.T, _ *world) {
+			check: func(t *testing.T, _ *testkit.World) {
 				t.Logf("peak resident memory so far: %s", vmHWM())
 			},
 		},
@@ -233,7 +211,7 @@ func TestHostileModules(t *testing.T) {
 			},
 			kind: sandbox.ErrGuest,
 			want: "guest reported an error: http_request " + denied,
-			check: func(t *testing.T, _ *world) {
+			check: func(t *testing.T, _ *testkit.World) {
 				if n := targetHits.Load(); n != 0 {
 					t.Errorf("the redirect target was reached %d times", n)
 				}
@@ -275,11 +253,11 @@ func TestHostileModules(t *testing.T) {
 				seen = append(seen, err)
 				return map[string]any{"recovered": err.Error()}, nil
 			}
-			w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools(), OnToolError: []callbacks.OnToolError{onErr}}, nil,
-				calls(call("c1", tc.tool, tc.args)), reply("that failed"),
-				calls(call("c2", "echo", nil)), reply("done"))
+			w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools(), OnToolError: []callbacks.OnToolError{onErr}}, nil,
+				testkit.Calls(testkit.Call("c1", tc.tool, tc.args)), testkit.Reply("that failed"),
+				testkit.Calls(testkit.Call("c2", "echo", nil)), testkit.Reply("done"))
 
-			evs := w.mustTurn("misbehave")
+			evs := w.MustTurn("misbehave")
 			mu.Lock()
 			got := append([]error(nil), seen...)
 			mu.Unlock()
@@ -307,23 +285,23 @@ func TestHostileModules(t *testing.T) {
 				t.Errorf("error\n got: %s\nwant: %s", err, pattern)
 			}
 			// The callback's answer is the tool's result, and the turn ends.
-			if len(evs) != 3 || textOf(evs[2]) != "that failed" {
-				t.Fatalf("events:\n%s", views(evs))
+			if len(evs) != 3 || testkit.TextOf(evs[2]) != "that failed" {
+				t.Fatalf("events:\n%s", testkit.Views(evs))
 			}
 			if r := evs[1].FunctionResponses(); len(r) != 1 || r[0].Response["recovered"] != err.Error() {
-				t.Errorf("function response:\n%s", views(evs[1:2]))
+				t.Errorf("function response:\n%s", testkit.Views(evs[1:2]))
 			}
 			if tc.check != nil {
 				tc.check(t, w)
 			}
 
 			// The host is healthy: the module's well-behaved tool answers.
-			evs = w.mustTurn("behave")
-			if len(evs) != 3 || textOf(evs[2]) != "done" {
-				t.Fatalf("events:\n%s", views(evs))
+			evs = w.MustTurn("behave")
+			if len(evs) != 3 || testkit.TextOf(evs[2]) != "done" {
+				t.Fatalf("events:\n%s", testkit.Views(evs))
 			}
 			if r := evs[1].FunctionResponses(); len(r) != 1 || canon(t, r[0].Response) != `{"ok":true}` {
-				t.Errorf("echo after the failure:\n%s", views(evs[1:2]))
+				t.Errorf("echo after the failure:\n%s", testkit.Views(evs[1:2]))
 			}
 			// A discarded instance was replaced by a fresh one; otherwise
 			// the one instance served both calls.
@@ -380,7 +358,7 @@ func TestHostileModulesRefusedAtLoad(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wasm := watModule(t, strings.Replace(src, marker, tc.marker, 1))
+			wasm := wasmbuild.WAT(t, strings.Replace(src, marker, tc.marker, 1))
 			m, err := host.Load(context.Background(), rt, wasm, host.ModuleConfig{Owner: "hostile", Grants: hostileGrants()})
 			if err == nil {
 				m.Close(context.Background())

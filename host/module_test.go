@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"strings"
 	"testing"
 
@@ -52,33 +50,12 @@ func gateWAT() string {
     (i64.const %d)))`, q(describe), q(answer), 16<<32|len(describe), 512<<32|len(answer))
 }
 
-func wat(t *testing.T, src string) []byte {
-	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Skip("wat2wasm not installed: apt-get install wabt")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "m.wat"), filepath.Join(dir, "m.wasm")
-	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestOneHookModule: a module implementing one plugin hook has no tools and
 // no agent callbacks, and its plugin's other hooks do nothing.
 func TestOneHookModule(t *testing.T) {
 	t.Parallel()
 	rt, _ := guest(t)
-	m, err := host.Load(context.Background(), rt, wat(t, gateWAT()), host.ModuleConfig{Owner: t.Name()})
+	m, err := host.Load(context.Background(), rt, wasmbuild.WAT(t, gateWAT()), host.ModuleConfig{Owner: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}

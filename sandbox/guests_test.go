@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -15,26 +14,7 @@ import (
 // the first run on a machine pays for the build.
 
 // wat compiles WebAssembly text.
-func wat(t testing.TB, src string) []byte {
-	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Skip("wat2wasm not installed: apt-get install wabt (CI's .ci/run installs it)")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "m.wat"), filepath.Join(dir, "m.wasm")
-	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+var wat = wasmbuild.WAT
 
 // watFile compiles testdata/wat/name.
 func watFile(t testing.TB, name string) []byte {

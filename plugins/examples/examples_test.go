@@ -27,12 +27,11 @@ import (
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
-	"github.com/adkhost/adkhost/engine/artifact"
-	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/model/scripted"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/testkit"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -181,90 +180,8 @@ func runtime(t *testing.T) *sandbox.Runtime {
 	return shared.rt
 }
 
-// world is one runner over a fresh in-memory session service.
-type world struct {
-	t        *testing.T
-	runner   *engine.Runner
-	sessions *session.InMemoryService
-	model    *scripted.Model
-}
-
-func newWorld(t *testing.T, cfg engine.LlmAgentConfig, plugins []callbacks.Plugin, script ...scripted.Step) *world {
-	t.Helper()
-	w := &world{t: t, sessions: session.NewInMemoryService(), model: scripted.FromSteps("scripted-model", script...)}
-	cfg.Name = "root"
-	cfg.Model = w.model
-	a, err := engine.NewLlmAgent(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.runner, err = engine.NewRunner(engine.RunnerConfig{
-		AppName: "app", Agent: a, Sessions: w.sessions, Artifacts: artifact.NewInMemoryService(),
-		Plugins: plugins, AutoCreateSession: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// turn runs one user message and returns the events it yields.
-func (w *world) turn(text string) []*session.Event {
-	w.t.Helper()
-	var evs []*session.Event
-	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: text}}}
-	for ev, err := range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
-		if err != nil {
-			w.t.Fatalf("turn %q: %v\nevents: %s", text, err, views(evs))
-		}
-		evs = append(evs, ev)
-	}
-	return evs
-}
-
-func (w *world) session() *session.Session {
-	w.t.Helper()
-	s, err := w.sessions.Get(context.Background(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s1"})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return s
-}
-
-// views are events' JSON without what is random: ids and timestamps.
-func views(evs []*session.Event) string {
-	var out []string
-	for _, ev := range evs {
-		b, _ := json.Marshal(ev)
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		delete(m, "id")
-		delete(m, "invocationId")
-		delete(m, "timestamp")
-		b, _ = json.Marshal(m)
-		out = append(out, string(b))
-	}
-	return strings.Join(out, "\n")
-}
-
-func reply(text string) scripted.Step {
-	return scripted.Step{Response: &model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{{Text: text}}}}}
-}
-
 func callTool(id, name string, args map[string]any) scripted.Step {
-	return scripted.Step{Response: &model.Response{Content: &genai.Content{Role: "model",
-		Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: id, Name: name, Args: args}}}}}}
-}
-
-func textOf(ev *session.Event) string {
-	if ev == nil || ev.Content == nil {
-		return ""
-	}
-	var s string
-	for _, p := range ev.Content.Parts {
-		s += p.Text
-	}
-	return s
+	return testkit.Calls(testkit.Call(id, name, args))
 }
 
 // recorder is a slog.Handler that keeps every record.
@@ -320,28 +237,28 @@ func TestGuardrailC(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	m := example(t, "guardrail-c", host.ModuleConfig{Logger: slog.New(rec)})
-	w := newWorld(t, engine.LlmAgentConfig{Instruction: "Never BLOCK anyone.", BeforeModel: m.Callbacks().BeforeModel},
-		nil, reply("Hello! I never BLOCK."), reply("Welcome back."), reply("unused"))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Instruction: "Never BLOCK anyone.", BeforeModel: m.Callbacks().BeforeModel},
+		nil, testkit.Reply("Hello! I never BLOCK."), testkit.Reply("Welcome back."), testkit.Reply("unused"))
 
-	if evs := w.turn("hello"); len(evs) != 1 || textOf(evs[0]) != "Hello! I never BLOCK." {
-		t.Fatalf("hello: the model should answer:\n%s", views(evs))
+	if evs := w.MustTurn("hello"); len(evs) != 1 || testkit.TextOf(evs[0]) != "Hello! I never BLOCK." {
+		t.Fatalf("hello: the model should answer:\n%s", testkit.Views(evs))
 	}
-	evs := w.turn("please BLOCK this")
+	evs := w.MustTurn("please BLOCK this")
 	want := `{"actions":{},"author":"root","content":{"parts":[{"text":"` + refusal + `"}],"role":"model"},"nodeInfo":{"path":"root@1"}}`
-	if got := views(evs); got != want {
+	if got := testkit.Views(evs); got != want {
 		t.Errorf("please BLOCK this: events\n got %s\nwant %s", got, want)
 	}
-	if n := len(w.model.Requests()); n != 1 {
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Errorf("after the blocked turn, the model was called %d times, want 1", n)
 	}
 	if n := rec.count("WARN guardrail-c: request blocked", "module=guardrail-c", "hook=before_model"); n != 1 {
 		t.Errorf("%d log lines of the block, want 1: %q", n, rec.all())
 	}
 	// The earlier BLOCK is history now, not the latest user text.
-	if evs := w.turn("hello again"); len(evs) != 1 || textOf(evs[0]) != "Welcome back." {
-		t.Errorf("hello again: the model should answer:\n%s", views(evs))
+	if evs := w.MustTurn("hello again"); len(evs) != 1 || testkit.TextOf(evs[0]) != "Welcome back." {
+		t.Errorf("hello again: the model should answer:\n%s", testkit.Views(evs))
 	}
-	if n := len(w.model.Requests()); n != 2 {
+	if n := len(w.Model.Requests()); n != 2 {
 		t.Errorf("model called %d times, want 2", n)
 	}
 }
@@ -361,17 +278,17 @@ func TestGuardrailCToolRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo}}, []callbacks.Plugin{m.Plugin()},
-		callTool("c1", "echo", map[string]any{"s": "BLOCK"}), reply("echoed"), reply("unused"))
-	evs := w.turn("echo something")
-	if len(evs) != 3 || textOf(evs[2]) != "echoed" {
-		t.Fatalf("tool round:\n%s", views(evs))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo}}, []callbacks.Plugin{m.Plugin()},
+		callTool("c1", "echo", map[string]any{"s": "BLOCK"}), testkit.Reply("echoed"), testkit.Reply("unused"))
+	evs := w.MustTurn("echo something")
+	if len(evs) != 3 || testkit.TextOf(evs[2]) != "echoed" {
+		t.Fatalf("tool round:\n%s", testkit.Views(evs))
 	}
-	evs = w.turn("now BLOCK")
-	if len(evs) != 1 || textOf(evs[0]) != refusal {
-		t.Errorf("now BLOCK:\n%s", views(evs))
+	evs = w.MustTurn("now BLOCK")
+	if len(evs) != 1 || testkit.TextOf(evs[0]) != refusal {
+		t.Errorf("now BLOCK:\n%s", testkit.Views(evs))
 	}
-	if n := len(w.model.Requests()); n != 2 {
+	if n := len(w.Model.Requests()); n != 2 {
 		t.Errorf("model called %d times, want 2", n)
 	}
 }
@@ -384,15 +301,15 @@ func TestStateToolWAT(t *testing.T) {
 	if got := len(m.Tools()); got != 1 || m.Tools()[0].Name() != "mark_visited" {
 		t.Fatalf("tools: %d", got)
 	}
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
-		callTool("c1", "mark_visited", map[string]any{}), reply("Marked."))
-	evs := w.turn("mark my visit")
-	if len(evs) != 3 || textOf(evs[2]) != "Marked." {
-		t.Fatalf("events:\n%s", views(evs))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "mark_visited", map[string]any{}), testkit.Reply("Marked."))
+	evs := w.MustTurn("mark my visit")
+	if len(evs) != 3 || testkit.TextOf(evs[2]) != "Marked." {
+		t.Fatalf("events:\n%s", testkit.Views(evs))
 	}
 	frs := evs[1].FunctionResponses()
 	if len(frs) != 1 || frs[0].Name != "mark_visited" {
-		t.Fatalf("function response event:\n%s", views(evs[1:2]))
+		t.Fatalf("function response event:\n%s", testkit.Views(evs[1:2]))
 	}
 	if b, _ := json.Marshal(frs[0].Response); string(b) != `{"visited":true}` {
 		t.Errorf("function response = %s, want {\"visited\":true}", b)
@@ -400,11 +317,11 @@ func TestStateToolWAT(t *testing.T) {
 	if v, ok := evs[1].Actions.StateDelta["visited"]; !ok || v != true {
 		t.Errorf("function response event's stateDelta = %v", evs[1].Actions.StateDelta)
 	}
-	if v, ok := w.session().StateValue("visited"); !ok || v != true {
+	if v, ok := w.Session().StateValue("visited"); !ok || v != true {
 		t.Errorf("session state visited = %v, %v; want true", v, ok)
 	}
 	// The model's second request carries the result.
-	reqs := w.model.Requests()
+	reqs := w.Model.Requests()
 	if b, _ := json.Marshal(reqs[len(reqs)-1].Contents); !strings.Contains(string(b), `"response":{"visited":true}`) {
 		t.Errorf("last request: %s", b)
 	}
@@ -427,10 +344,10 @@ func TestLoggerGo(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	m := example(t, "logger-go", host.ModuleConfig{Logger: slog.New(rec)})
-	w := newWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, reply("Hi there."))
-	evs := w.turn("hello")
-	if len(evs) != 1 || textOf(evs[0]) != "Hi there." {
-		t.Fatalf("events:\n%s", views(evs))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{}, []callbacks.Plugin{m.Plugin()}, testkit.Reply("Hi there."))
+	evs := w.MustTurn("hello")
+	if len(evs) != 1 || testkit.TextOf(evs[0]) != "Hi there." {
+		t.Fatalf("events:\n%s", testkit.Views(evs))
 	}
 	if n := rec.count("INFO model request agent=root model=scripted-model contents=1 tools=0", "module=logger-go", "hook=before_model"); n != 1 {
 		t.Errorf("%d before_model lines, want 1:\n%s", n, strings.Join(rec.all(), "\n"))
@@ -449,12 +366,12 @@ func TestLoggerGo(t *testing.T) {
 func TestCalculatorAS(t *testing.T) {
 	t.Parallel()
 	m := example(t, "calculator-as", host.ModuleConfig{})
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
-		callTool("c1", "calculate", map[string]any{"expression": "2 * (3 + 4) - 10 / 4"}), reply("11.5"),
-		callTool("c2", "calculate", map[string]any{"expression": "1 / (2 - 2)"}), reply("undefined"))
-	evs := w.turn("what is 2*(3+4)-10/4?")
-	if len(evs) != 3 || textOf(evs[2]) != "11.5" {
-		t.Fatalf("events:\n%s", views(evs))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "calculate", map[string]any{"expression": "2 * (3 + 4) - 10 / 4"}), testkit.Reply("11.5"),
+		callTool("c2", "calculate", map[string]any{"expression": "1 / (2 - 2)"}), testkit.Reply("undefined"))
+	evs := w.MustTurn("what is 2*(3+4)-10/4?")
+	if len(evs) != 3 || testkit.TextOf(evs[2]) != "11.5" {
+		t.Fatalf("events:\n%s", testkit.Views(evs))
 	}
 	frs := evs[1].FunctionResponses()
 	if b, _ := json.Marshal(frs[0].Response); len(frs) != 1 || string(b) != `{"expression":"2 * (3 + 4) - 10 / 4","value":11.5}` {
@@ -462,7 +379,7 @@ func TestCalculatorAS(t *testing.T) {
 	}
 	var err error
 	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "and 1/(2-2)?"}}}
-	for _, err = range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
+	for _, err = range w.Runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
 		if err != nil {
 			break
 		}
@@ -509,23 +426,23 @@ func TestPIIRedactorRust(t *testing.T) {
 	if d := m.Describe(); len(d.Tools) != 0 || len(d.Hooks) != 1 || d.Hooks[0] != abi.HookAfterTool {
 		t.Fatalf("describe: %+v", d)
 	}
-	w := newWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{customerTool(t)}, AfterTool: m.Callbacks().AfterTool}, nil,
-		callTool("c1", "lookup_customer", map[string]any{"id": "c-7"}), reply("Found Ada."))
-	evs := w.turn("who is customer c-7?")
-	if len(evs) != 3 || textOf(evs[2]) != "Found Ada." {
-		t.Fatalf("events:\n%s", views(evs))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{customerTool(t)}, AfterTool: m.Callbacks().AfterTool}, nil,
+		callTool("c1", "lookup_customer", map[string]any{"id": "c-7"}), testkit.Reply("Found Ada."))
+	evs := w.MustTurn("who is customer c-7?")
+	if len(evs) != 3 || testkit.TextOf(evs[2]) != "Found Ada." {
+		t.Fatalf("events:\n%s", testkit.Views(evs))
 	}
 	frs := evs[1].FunctionResponses()
 	if b, _ := json.Marshal(frs[0].Response); len(frs) != 1 || string(b) != redactedCustomer {
 		t.Errorf("function response\n got %s\nwant %s", b, redactedCustomer)
 	}
-	reqs := w.model.Requests()
+	reqs := w.Model.Requests()
 	b, _ := json.Marshal(reqs[len(reqs)-1].Contents)
 	if strings.Contains(string(b), "@") || strings.Contains(string(b), "4477") || !strings.Contains(string(b), "[REDACTED EMAIL]") {
 		t.Errorf("the model's second request: %s", b)
 	}
 	// What the session stored is redacted too.
-	sb, _ := json.Marshal(w.session().Events)
+	sb, _ := json.Marshal(w.Session().Events)
 	if strings.Contains(string(sb), "ada@example.com") {
 		t.Errorf("the session keeps the address: %s", sb)
 	}
@@ -549,17 +466,17 @@ func TestPIIRedactorRustPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo, customerTool(t)}}, []callbacks.Plugin{m.Plugin()},
-		callTool("c1", "echo", map[string]any{"s": "nothing personal"}), reply("ok"),
-		callTool("c2", "lookup_customer", map[string]any{"id": "c-7"}), reply("done"))
-	evs := w.turn("echo")
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: []tool.Tool{echo, customerTool(t)}}, []callbacks.Plugin{m.Plugin()},
+		callTool("c1", "echo", map[string]any{"s": "nothing personal"}), testkit.Reply("ok"),
+		callTool("c2", "lookup_customer", map[string]any{"id": "c-7"}), testkit.Reply("done"))
+	evs := w.MustTurn("echo")
 	if b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response); string(b) != `{"echo":"nothing personal","n":5551234567,"when":"2024-01-15 10:30"}` {
 		t.Errorf("clean result changed: %s", b)
 	}
 	if n := len(rec.all()); n != 0 {
 		t.Errorf("log lines for a clean result: %q", rec.all())
 	}
-	evs = w.turn("look up c-7")
+	evs = w.MustTurn("look up c-7")
 	if b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response); string(b) != redactedCustomer {
 		t.Errorf("plugin: function response %s", b)
 	}
@@ -589,40 +506,40 @@ func TestRustSDK(t *testing.T) {
 func TestWeatherGo(t *testing.T) {
 	t.Parallel()
 	m := example(t, "weather", host.ModuleConfig{})
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
-		callTool("c1", "get_weather", map[string]any{"city": "Paris"}), reply("Paris weather."),
-		callTool("c2", "get_weather", map[string]any{"city": "  paris "}), reply("Again."),
-		callTool("c3", "get_weather", map[string]any{"city": "Tokyo"}), reply("Tokyo weather."),
-		callTool("c4", "get_weather", map[string]any{"city": " "}), reply("unused"))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "get_weather", map[string]any{"city": "Paris"}), testkit.Reply("Paris weather."),
+		callTool("c2", "get_weather", map[string]any{"city": "  paris "}), testkit.Reply("Again."),
+		callTool("c3", "get_weather", map[string]any{"city": "Tokyo"}), testkit.Reply("Tokyo weather."),
+		callTool("c4", "get_weather", map[string]any{"city": " "}), testkit.Reply("unused"))
 	const paris = `{"city":"Paris","condition":"sunny","humidityPct":50,"source":"fake","temperatureC":7,"windKph":49}`
 	result := func(evs []*session.Event) string {
 		t.Helper()
 		if len(evs) != 3 {
-			t.Fatalf("events:\n%s", views(evs))
+			t.Fatalf("events:\n%s", testkit.Views(evs))
 		}
 		b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response)
 		return string(b)
 	}
-	if got := result(w.turn("weather in Paris?")); got != paris {
+	if got := result(w.MustTurn("weather in Paris?")); got != paris {
 		t.Errorf("Paris:\n got %s\nwant %s", got, paris)
 	}
 	// The schema the model saw, derived from weather.Args.
-	decl, _ := json.Marshal(w.model.Requests()[0].Config.Tools)
+	decl, _ := json.Marshal(w.Model.Requests()[0].Config.Tools)
 	// (Keys sorted: the declaration went through a map.)
 	const schema = `"parametersJsonSchema":{"properties":{"city":{"description":"the city, e.g. Paris","type":"string"}},"required":["city"],"type":"object"}`
 	if !strings.Contains(string(decl), schema) || !strings.Contains(string(decl), `"name":"get_weather"`) {
 		t.Errorf("tool declarations %s\nlack %s", decl, schema)
 	}
 	// Same city (case and spaces aside): same weather.
-	if got := result(w.turn("and now?")); got != strings.Replace(paris, `"city":"Paris"`, `"city":"paris"`, 1) {
+	if got := result(w.MustTurn("and now?")); got != strings.Replace(paris, `"city":"Paris"`, `"city":"paris"`, 1) {
 		t.Errorf("paris again: %s", got)
 	}
-	if got := result(w.turn("Tokyo?")); got == paris || !strings.Contains(got, `"city":"Tokyo"`) || !strings.Contains(got, `"source":"fake"`) {
+	if got := result(w.MustTurn("Tokyo?")); got == paris || !strings.Contains(got, `"city":"Tokyo"`) || !strings.Contains(got, `"source":"fake"`) {
 		t.Errorf("Tokyo: %s", got)
 	}
 	var err error
 	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "and nowhere?"}}}
-	for _, err = range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
+	for _, err = range w.Runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
 		if err != nil {
 			break
 		}
@@ -644,17 +561,17 @@ func TestExtismGreeter(t *testing.T) {
 	if tr := m.Pool().Module().Transport(); tr != sandbox.Extism {
 		t.Fatalf("transport %v, want Extism", tr)
 	}
-	w := newWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
-		callTool("c1", "greet", map[string]any{"name": "Ada"}), reply("Greeted."),
-		callTool("c2", "greet", map[string]any{"name": "Grace"}), reply("Greeted again."),
-		callTool("c3", "greet", map[string]any{"name": ""}), reply("unused"))
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		callTool("c1", "greet", map[string]any{"name": "Ada"}), testkit.Reply("Greeted."),
+		callTool("c2", "greet", map[string]any{"name": "Grace"}), testkit.Reply("Greeted again."),
+		callTool("c3", "greet", map[string]any{"name": ""}), testkit.Reply("unused"))
 	for i, c := range []struct{ text, want string }{
 		{"greet Ada", `{"greeting":"Hello, Ada!","greetings":1}`},
 		{"greet Grace", `{"greeting":"Hello, Grace!","greetings":2}`},
 	} {
-		evs := w.turn(c.text)
+		evs := w.MustTurn(c.text)
 		if len(evs) != 3 {
-			t.Fatalf("%s: events:\n%s", c.text, views(evs))
+			t.Fatalf("%s: events:\n%s", c.text, testkit.Views(evs))
 		}
 		if b, _ := json.Marshal(evs[1].FunctionResponses()[0].Response); string(b) != c.want {
 			t.Errorf("%s: function response %s, want %s", c.text, b, c.want)
@@ -664,7 +581,7 @@ func TestExtismGreeter(t *testing.T) {
 			t.Errorf("%s: stateDelta %v", c.text, evs[1].Actions.StateDelta)
 		}
 	}
-	if v, ok := w.session().StateValue("user:greetings"); !ok || fmt.Sprint(v) != "2" {
+	if v, ok := w.Session().StateValue("user:greetings"); !ok || fmt.Sprint(v) != "2" {
 		t.Errorf("session user:greetings = %v, %v; want 2", v, ok)
 	}
 	for _, name := range []string{"Ada", "Grace"} {
@@ -674,7 +591,7 @@ func TestExtismGreeter(t *testing.T) {
 	}
 	var err error
 	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "greet nobody"}}}
-	for _, err = range w.runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
+	for _, err = range w.Runner.Run(context.Background(), "u", "s1", msg, engine.RunConfig{}) {
 		if err != nil {
 			break
 		}

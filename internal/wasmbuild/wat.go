@@ -1,0 +1,31 @@
+package wasmbuild
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// WAT compiles WebAssembly text with wat2wasm (Debian package wabt, which
+// CI's .ci/run installs), skipping the test where it is not installed.
+func WAT(tb testing.TB, src string) []byte {
+	tb.Helper()
+	tool, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		tb.Skip("wat2wasm not installed: apt-get install wabt (CI's .ci/run installs it)")
+	}
+	dir := tb.TempDir()
+	in, out := filepath.Join(dir, "m.wat"), filepath.Join(dir, "m.wasm")
+	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if b, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
+		tb.Fatalf("wat2wasm: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
