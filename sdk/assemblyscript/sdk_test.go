@@ -3,8 +3,9 @@ package assemblyscript_test
 // The AssemblyScript SDK's tests: tests/guest.ts, a guest using every part
 // of the SDK, is compiled with asc (this package's devDependency, installed
 // by `npm ci` when missing) and called through the real sandbox, which
-// decodes outputs strictly as the host does. Without node and npm the test
-// skips, except under CI=true, where it fails (.ci/run installs them).
+// decodes outputs strictly as the host does, with internal/fakehost
+// recording the host calls. Without node and npm the test skips, except
+// under CI=true, where it fails (.ci/run installs them).
 
 import (
 	"context"
@@ -13,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -54,74 +55,6 @@ func buildGuest(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// host is a recording abi.Host: state in a map, log lines in a slice,
-// artifacts in memory (versions from 0) with the calls made.
-type host struct {
-	abi.UnavailableHost
-	mu        sync.Mutex
-	state     map[string]json.RawMessage
-	logs      []string
-	artifacts map[string][]abi.Part
-	calls     []string
-}
-
-func (h *host) ArtifactLoad(_ context.Context, name string, version int) (*abi.Part, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.calls = append(h.calls, fmt.Sprintf("load %s %d", name, version))
-	vs := h.artifacts[name]
-	if version == -1 {
-		version = len(vs) - 1
-	}
-	if version < 0 || version >= len(vs) {
-		return nil, abi.StatusNotFound
-	}
-	return &vs[version], nil
-}
-
-func (h *host) ArtifactSave(_ context.Context, name string, part *abi.Part) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.calls = append(h.calls, "save "+name)
-	h.artifacts[name] = append(h.artifacts[name], *part)
-	return len(h.artifacts[name]) - 1, nil
-}
-
-func (h *host) ArtifactList(context.Context) ([]string, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.calls = append(h.calls, "list")
-	var names []string
-	for n := range h.artifacts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
-func (h *host) StateGet(_ context.Context, key string) (json.RawMessage, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	v, ok := h.state[key]
-	if !ok {
-		return nil, abi.StatusNotFound
-	}
-	return v, nil
-}
-
-func (h *host) StateSet(_ context.Context, key string, v json.RawMessage) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.state[key] = append(json.RawMessage(nil), v...)
-	return nil
-}
-
-func (h *host) Log(_ context.Context, level slog.Level, msg string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.logs = append(h.logs, level.String()+" "+msg)
 }
 
 func TestSDK(t *testing.T) {
@@ -161,7 +94,7 @@ func TestSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{state: map[string]json.RawMessage{}, artifacts: map[string][]abi.Part{}}
+	h := &fakehost.Host{}
 	call := func(hook abi.Hook, input string) (string, error) {
 		t.Helper()
 		out, err := p.Call(ctx, hook, []byte(input), h)
@@ -232,11 +165,14 @@ func TestSDK(t *testing.T) {
 			}
 		}
 	}
-	if got := string(h.state["user:n"]); got != "2" {
+	if got := string(h.State["user:n"]); got != "2" {
 		t.Errorf("state user:n = %q, want 2", got)
 	}
-	if want := []string{"INFO count user:n = 1", "INFO count user:n = 2", "WARN run failed: boom"}; strings.Join(h.logs, "|") != strings.Join(want, "|") {
-		t.Errorf("logs %q, want %q", h.logs, want)
+	if got, want := h.Recorded(), []string{"state_get user:n", "state_set user:n 1", "state_get user:n", "state_set user:n 2"}; !slices.Equal(got, want) {
+		t.Errorf("host calls %q\nwant %q", got, want)
+	}
+	if got, want := h.LogLines(), []string{"INFO count user:n = 1", "INFO count user:n = 2", "WARN run failed: boom"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("logs %q, want %q", got, want)
 	}
 
 	t.Run("artifacts and http", func(t *testing.T) { testArtifactsAndHTTP(t, p, h) })
@@ -257,8 +193,9 @@ func TestSDK(t *testing.T) {
 // testArtifactsAndHTTP calls the guest's artifact and HTTP tools: versions
 // and NOT_FOUND through the recording host, a request answered by a test
 // server on the granted 127.0.0.1, and DENIED for a host not granted.
-func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *host) {
+func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *fakehost.Host) {
 	ctx := context.Background()
+	before := len(h.Recorded()) // the calls the tests above made
 	var (
 		mu   sync.Mutex
 		seen []string
@@ -301,12 +238,14 @@ func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *host) {
 			t.Errorf("%s:\n got %s, %v\nwant %s", c.name, out, err, want)
 		}
 	}
-	if want := []string{"load a.txt -1", "save a.txt", "save a.txt", "save b.bin", "load a.txt -1", "load a.txt 0",
-		"load a.txt 5", "load b.bin -1", "list"}; !slices.Equal(h.calls, want) {
-		t.Errorf("host calls %q\nwant %q", h.calls, want)
+	if got, want := h.Recorded()[before:], []string{"artifact_load a.txt -1", "artifact_save a.txt", "artifact_save a.txt",
+		"artifact_save b.bin", "artifact_load a.txt -1", "artifact_load a.txt 0", "artifact_load a.txt 5",
+		"artifact_load b.bin -1", "artifact_list"}; !slices.Equal(got, want) {
+		t.Errorf("host calls %q\nwant %q", got, want)
 	}
-	if d := h.artifacts["b.bin"][0].InlineData; d == nil || string(d.Data) != "\x00\xff\x01" {
-		t.Errorf("saved inline data %+v, want bytes 00 ff 01", d)
+	if vs := h.Artifacts["b.bin"]; len(vs) != 1 || vs[0].InlineData == nil || string(vs[0].InlineData.Data) != "\x00\xff\x01" {
+		b, _ := json.Marshal(vs)
+		t.Errorf("saved b.bin %s, want one version with inline bytes 00 ff 01", b)
 	}
 	mu.Lock()
 	defer mu.Unlock()

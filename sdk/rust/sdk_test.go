@@ -3,7 +3,8 @@ package rust_test
 // End-to-end tests of the Rust SDK's artifact and HTTP functions:
 // testdata/guest.rs is built for wasm32 with rustc (the SDK as an rlib,
 // the guest as a cdylib, as plugins/examples/Makefile does) and called
-// through the real sandbox with a host that records the calls. The SDK's
+// through the real sandbox with a host that records the calls
+// (internal/fakehost). The SDK's
 // unit tests (src/tests.rs) run in plugins/examples' TestRustSDK. Without
 // rustc and its wasm32 standard library the test skips, except under
 // CI=true, where it fails.
@@ -24,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -78,48 +80,6 @@ func buildGuest(t *testing.T) []byte {
 	return b
 }
 
-// host keeps artifacts in memory (versions from 0) and records the calls.
-type host struct {
-	abi.UnavailableHost
-	mu        sync.Mutex
-	artifacts map[string][]abi.Part
-	calls     []string
-}
-
-func (h *host) ArtifactLoad(_ context.Context, name string, version int) (*abi.Part, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.calls = append(h.calls, fmt.Sprintf("load %s %d", name, version))
-	vs := h.artifacts[name]
-	if version == -1 {
-		version = len(vs) - 1
-	}
-	if version < 0 || version >= len(vs) {
-		return nil, abi.StatusNotFound
-	}
-	return &vs[version], nil
-}
-
-func (h *host) ArtifactSave(_ context.Context, name string, part *abi.Part) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.calls = append(h.calls, "save "+name)
-	h.artifacts[name] = append(h.artifacts[name], *part)
-	return len(h.artifacts[name]) - 1, nil
-}
-
-func (h *host) ArtifactList(context.Context) ([]string, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.calls = append(h.calls, "list")
-	var names []string
-	for n := range h.artifacts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
 func TestArtifactsAndHTTP(t *testing.T) {
 	ctx := context.Background()
 	var (
@@ -160,7 +120,7 @@ func TestArtifactsAndHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{artifacts: map[string][]abi.Part{}}
+	h := &fakehost.Host{}
 	for _, c := range []struct{ name, args, want string }{
 		{"load missing", `{"name":"a.txt"}`, `{"part":null}`},
 		{"save", `{"name":"a.txt","part":{"text":"one"}}`, `{"version":0}`},
@@ -192,12 +152,14 @@ func TestArtifactsAndHTTP(t *testing.T) {
 		t.Errorf("denied: got %s, %v\nwant %s", out, err, want)
 	}
 
-	if want := []string{"load a.txt -1", "save a.txt", "save a.txt", "save b.bin", "load a.txt -1", "load a.txt 0",
-		"load a.txt 5", "load b.bin -1", "list"}; !slices.Equal(h.calls, want) {
-		t.Errorf("host calls %q\nwant %q", h.calls, want)
+	if got, want := h.Recorded(), []string{"artifact_load a.txt -1", "artifact_save a.txt", "artifact_save a.txt",
+		"artifact_save b.bin", "artifact_load a.txt -1", "artifact_load a.txt 0", "artifact_load a.txt 5",
+		"artifact_load b.bin -1", "artifact_list"}; !slices.Equal(got, want) {
+		t.Errorf("host calls %q\nwant %q", got, want)
 	}
-	if d := h.artifacts["b.bin"][0].InlineData; d == nil || string(d.Data) != "\x00\xff\x01" {
-		t.Errorf("saved inline data %+v, want bytes 00 ff 01", d)
+	if vs := h.Artifacts["b.bin"]; len(vs) != 1 || vs[0].InlineData == nil || string(vs[0].InlineData.Data) != "\x00\xff\x01" {
+		b, _ := json.Marshal(vs)
+		t.Errorf("saved b.bin %s, want one version with inline bytes 00 ff 01", b)
 	}
 	mu.Lock()
 	defer mu.Unlock()

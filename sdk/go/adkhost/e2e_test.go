@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
-	"github.com/adkhost/adkhost/sdk/go/internal/fakehost"
 )
 
 // The end-to-end tests build guests that use the SDK with GOOS=wasip1

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/sdk/go/internal/fakehost"
+	"github.com/adkhost/adkhost/internal/fakehost"
 )
 
 // fresh gives the test an empty registry in place of the package's, and a

@@ -1,6 +1,8 @@
 // Package fakehost is an in-memory abi.Host that records every call, for
-// the SDK's tests: adkhost.UseHost serves host functions with it on the
-// development machine, and the sandbox serves a real guest's with it.
+// the tests of all the SDKs (Go, Rust, AssemblyScript): the sandbox serves
+// a real guest's host functions with it, and the Go SDK's adkhost.UseHost
+// serves them with it on the development machine. It imports only abi and
+// the standard library, so any test in the module may use it.
 package fakehost
 
 import (
