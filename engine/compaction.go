@@ -10,6 +10,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,12 +18,14 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/contents"
+	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 )
@@ -34,7 +37,9 @@ import (
 // pair is set. A nil field is unset; Go 1.26's new(2) makes a value.
 type CompactionConfig struct {
 	// Summarizer turns a range of events into one compaction event. Nil
-	// means an LLMSummarizer over the root LlmAgent's model.
+	// means an LLMSummarizer over the model of the first agent that needs
+	// one (the root after an invocation, the agent about to call its model
+	// before a request), kept from then on, as google-adk does.
 	Summarizer Summarizer
 	// CompactionInterval is the number of new invocations, completed since
 	// the end of the last compaction, that triggers a sliding-window
@@ -92,24 +97,49 @@ type Summarizer interface {
 
 // compactor runs compaction for a Runner; its configuration never changes.
 type compactor struct {
-	cfg CompactionConfig // Summarizer is set
-	log *slog.Logger
+	cfg  CompactionConfig
+	root Agent
+	log  *slog.Logger
+
+	mu sync.Mutex
+	// summarizer is cfg.Summarizer, or else the LLMSummarizer of the first
+	// agent that needed one (summarizerFor).
+	summarizer Summarizer
 }
 
-// newCompactor validates cfg and resolves its summarizer: the configured
-// one, else an LLMSummarizer over the root LlmAgent's model.
+// newCompactor validates cfg.
 func newCompactor(cfg CompactionConfig, root Agent, log *slog.Logger) (*compactor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Summarizer == nil {
-		la, ok := root.(*LlmAgent)
-		if !ok || la.cfg.Model == nil {
-			return nil, errors.New("compaction: no Summarizer is set and the root agent is not an LlmAgent with a model to summarize with; set CompactionConfig.Summarizer")
-		}
-		cfg.Summarizer = NewLLMSummarizer(la.cfg.Model, "")
+	return &compactor{cfg: cfg, root: root, log: log, summarizer: cfg.Summarizer}, nil
+}
+
+// summarizerFor returns the summarizer to use when an agent whose model
+// is m (nil: none) needs one: the configured one, else an LLMSummarizer
+// over the model of the first agent that needed one, kept from then on
+// (google-adk _ensure_compaction_summarizer, which stores it in the app's
+// config). After an invocation that is the root; before a model request,
+// the agent about to call its model.
+func (c *compactor) summarizerFor(agent string, m model.Model) (Summarizer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.summarizer != nil {
+		return c.summarizer, nil
 	}
-	return &compactor{cfg: cfg, log: log}, nil
+	if m == nil {
+		return nil, fmt.Errorf("no CompactionConfig.Summarizer is set and agent %q is not an LlmAgent with a model to summarize with", agent)
+	}
+	c.summarizer = NewLLMSummarizer(m, "")
+	return c.summarizer, nil
+}
+
+// rootModel is the root's model, if it is an LlmAgent with one.
+func (c *compactor) rootModel() model.Model {
+	if la, ok := c.root.(*LlmAgent); ok {
+		return la.cfg.Model
+	}
+	return nil
 }
 
 func (c *compactor) tokenThresholdSet() bool {
@@ -145,7 +175,7 @@ func (c *compactor) runAfterInvocation(ctx context.Context, svc session.Service,
 		return nil
 	}
 	if c.tokenThresholdSet() {
-		done, err := c.compactForTokenThreshold(ctx, svc, sess, "", "", "")
+		done, err := c.compactForTokenThreshold(ctx, svc, sess, c.rootModel(), "", "", "")
 		if err != nil || done {
 			return err
 		}
@@ -157,7 +187,7 @@ func (c *compactor) runAfterInvocation(ctx context.Context, svc session.Service,
 	if len(toCompact) == 0 || !rangeWorthCompacting(events, toCompact) {
 		return nil
 	}
-	ev := c.summarize(ctx, events, toCompact, "sliding_window")
+	ev := c.summarize(ctx, c.root.Info().Name, c.rootModel(), events, toCompact, "sliding_window")
 	if ev == nil {
 		return nil
 	}
@@ -233,7 +263,7 @@ func slidingWindowRange(events []*session.Event, interval, overlap int) []*sessi
 // and are summarized, and the summary belongs to that scope, so a task
 // delegation's events never leak into another scope's history or out of
 // it. It reports whether it stored a summary.
-func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Service, sess *session.Session, agentName, branch, scope string) (bool, error) {
+func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Service, sess *session.Session, m model.Model, agentName, branch, scope string) (bool, error) {
 	if !c.tokenThresholdSet() {
 		return false, nil
 	}
@@ -247,7 +277,7 @@ func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Se
 	if len(toCompact) == 0 || !rangeWorthCompacting(events, toCompact) {
 		return false, nil
 	}
-	ev := c.summarize(ctx, events, toCompact, "token_threshold")
+	ev := c.summarize(ctx, cmp.Or(agentName, c.root.Info().Name), m, events, toCompact, "token_threshold")
 	if ev == nil {
 		return false, nil
 	}
@@ -258,10 +288,15 @@ func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Se
 	return true, nil
 }
 
-// summarize asks the summarizer for a compaction of toCompact. A failure is
-// logged and yields nil: the full history is still usable.
-func (c *compactor) summarize(ctx context.Context, events, toCompact []*session.Event, trigger string) *session.Event {
-	ev, err := c.cfg.Summarizer.Summarize(ctx, toCompact)
+// summarize asks the summarizer (summarizerFor) for a compaction of
+// toCompact. A failure is logged and yields nil: the full history is still
+// usable.
+func (c *compactor) summarize(ctx context.Context, agent string, m model.Model, events, toCompact []*session.Event, trigger string) *session.Event {
+	sum, err := c.summarizerFor(agent, m)
+	var ev *session.Event
+	if err == nil {
+		ev, err = sum.Summarize(ctx, toCompact)
+	}
 	if err != nil {
 		c.log.Warn("event compaction failed; continuing with the uncompacted history", "trigger", trigger, "err", err)
 		return nil

@@ -442,12 +442,59 @@ func TestNewRunnerCompactionErrors(t *testing.T) {
 		want string
 	}{
 		{CompactionConfig{CompactionInterval: new(1)}, "engine.NewRunner: compaction: CompactionInterval and OverlapSize must be set together"},
-		{CompactionConfig{CompactionInterval: new(1), OverlapSize: new(0)}, "engine.NewRunner: compaction: no Summarizer is set and the root agent is not an LlmAgent with a model to summarize with; set CompactionConfig.Summarizer"},
 	} {
 		_, err := NewRunner(RunnerConfig{AppName: "app", Agent: agent, Sessions: session.NewInMemoryService(), Compaction: &tc.cfg})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("NewRunner error = %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// Without a configured Summarizer, the first agent that needs one lends its
+// model, as in google-adk: under a SequentialAgent root, compaction after an
+// invocation has no model to use (it logs, and the turn goes on), and the
+// sub-agent's compaction before its request summarizes with the
+// sub-agent's model.
+func TestCompactionSummarizerIsTheFirstNeedingAgentsModel(t *testing.T) {
+	used := func(s string, tokens int32) *model.Response {
+		r := answer(s)
+		r.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: tokens}
+		return r
+	}
+	m := &fakeModel{answers: []*model.Response{used("a0", 500), answer("summary"), used("a1", 10), used("a2", 10)}}
+	writer, err := NewLlmAgent(LlmAgentConfig{Name: "writer", Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := NewSequentialAgent(AgentInfo{Name: "seq", SubAgents: []Agent{writer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	r, err := NewRunner(RunnerConfig{AppName: "app", Agent: root, Sessions: &monotonic{Service: session.NewInMemoryService()}, AutoCreateSession: true,
+		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
+		Compaction: &CompactionConfig{TokenThreshold: new(100), EventRetentionSize: new(0)}})
+	if err != nil {
+		t.Fatalf("NewRunner: %v", err)
+	}
+	for _, q := range []string{"question zero", "question one", "question two"} {
+		for _, err := range r.Run(context.Background(), "u", "s", &genai.Content{Role: "user", Parts: []*genai.Part{text(q)}}, RunConfig{}) {
+			if err != nil {
+				t.Fatalf("turn %q: %v", q, err)
+			}
+		}
+	}
+	if !strings.Contains(logs.String(), `agent \"seq\" is not an LlmAgent with a model`) {
+		t.Errorf("compaction after the first invocation did not log the missing model:\n%s", logs.String())
+	}
+	if len(m.requests) != 4 {
+		t.Fatalf("%d model requests, want 4 (a0, the summary, a1, a2)", len(m.requests))
+	}
+	if p := m.requests[1].Contents[0].Parts[0].Text; !strings.Contains(p, "question zero") || !strings.Contains(p, "writer: a0") {
+		t.Errorf("request 1 is not the summary of turn one: %.200q", p)
+	}
+	if got := m.requests[2].Contents[0].Parts[0].Text; got != "summary" {
+		t.Errorf("writer's request after compaction starts with %q, want the summary", got)
 	}
 }
 

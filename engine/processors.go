@@ -161,7 +161,8 @@ func (a *LlmAgent) compactionProcessor(ctx *InvocationContext) {
 	if c == nil || !c.tokenThresholdSet() {
 		return
 	}
-	if _, err := c.compactForTokenThreshold(ctx, ctx.inv.sessions, ctx.Session(), a.Name, ctx.Branch(), ctx.isolationScope); err != nil {
+	m, _ := a.canonicalModel(ctx) // nil: summarize says why
+	if _, err := c.compactForTokenThreshold(ctx, ctx.inv.sessions, ctx.Session(), m, a.Name, ctx.Branch(), ctx.isolationScope); err != nil {
 		ctx.inv.log.Warn("token-threshold compaction before a model request failed", "agent", a.Name, "invocation", ctx.inv.id, "err", err)
 	}
 }
