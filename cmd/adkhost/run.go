@@ -123,7 +123,8 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 		return fmt.Errorf("loading %s: %w", path, err)
 	}
 	defer app.Close(context.WithoutCancel(ctx))
-	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: name, Agent: app.Root, Sessions: sessions, Artifacts: artifacts, Plugins: app.Plugins, AutoCreateSession: true})
+	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: name, Agent: app.Root, Sessions: sessions, Artifacts: artifacts, Plugins: app.Plugins,
+		AutoCreateSession: true, Resumable: app.Resumable, Compaction: app.Compaction})
 	if err != nil {
 		return err
 	}

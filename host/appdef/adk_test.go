@@ -160,3 +160,33 @@ output_schema:
 		t.Errorf("models resolved: %v", models.names)
 	}
 }
+
+// The adkhost block carries the runner settings google-adk keeps on its App
+// object: resumability and event compaction.
+func TestRunnerSettings(t *testing.T) {
+	fs := files("root_agent.yaml", `
+name: a
+model: gemini-2.5-flash
+instruction: x
+adkhost:
+  resumable: true
+  compaction: {compaction_interval: 3, overlap_size: 0, token_threshold: 5000, event_retention_size: 10}
+`)
+	app, err := appdef.Load(t.Context(), appdef.Source{Name: "a", Files: fs}, appdef.Env{Models: &stubModels{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close(t.Context())
+	c := app.Compaction
+	if !app.Resumable || c == nil || *c.CompactionInterval != 3 || *c.OverlapSize != 0 || *c.TokenThreshold != 5000 || *c.EventRetentionSize != 10 {
+		t.Fatalf("resumable %v, compaction %+v", app.Resumable, c)
+	}
+	plain, err := appdef.Load(t.Context(), appdef.Source{Name: "a", Files: files("root_agent.yaml", "name: a\nmodel: m\ninstruction: x\n")}, appdef.Env{Models: &stubModels{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(t.Context())
+	if plain.Resumable || plain.Compaction != nil {
+		t.Errorf("a plain google-adk config: resumable %v, compaction %+v; want neither", plain.Resumable, plain.Compaction)
+	}
+}

@@ -71,6 +71,10 @@ type App struct {
 	Plugins []callbacks.Plugin
 	// Modules are the modules the app loaded, by digest; Close closes them.
 	Modules map[string]*host.Module
+	// Resumable and Compaction are the runner settings of the adkhost
+	// block (engine.RunnerConfig.Resumable and .Compaction; nil: none).
+	Resumable  bool
+	Compaction *engine.CompactionConfig
 }
 
 // Close releases the app's module instances. Their pools are per owner and

@@ -276,6 +276,27 @@ sub_agents:
 			want: []wantErr{{"a.yaml", 4, 1, "adkhost", "the adkhost block belongs in the root agent's file, root_agent.yaml"}},
 		},
 		{
+			name: "runner settings in the adkhost block",
+			files: files(root, `
+name: a
+model: m
+instruction: x
+adkhost:
+  resumable: maybe
+  compaction: {compaction_interval: 0, overlap: 1, token_threshold: 100}
+`),
+			want: []wantErr{
+				{root, 5, 14, "adkhost.resumable", "want true or false, got a string"},
+				{root, 6, 37, "adkhost.compaction.compaction_interval", "want a positive integer, got 0"},
+				{root, 6, 40, "adkhost.compaction.overlap", "unknown compaction setting \"overlap\"; settings: compaction_interval, overlap_size, token_threshold, event_retention_size"},
+			},
+		},
+		{
+			name:  "compaction settings that do not go together",
+			files: files(root, "name: a\nmodel: m\ninstruction: x\nadkhost:\n  compaction: {compaction_interval: 2, token_threshold: 100}\n"),
+			want:  []wantErr{{root, 5, 15, "adkhost.compaction", "token_threshold and event_retention_size must be set together"}},
+		},
+		{
 			name: "adkhost block fields",
 			files: files(root, `
 name: a

@@ -3,8 +3,11 @@ package appdef
 import (
 	"math"
 	"reflect"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -12,10 +15,14 @@ import (
 // google-adk's schema does not have.
 const extensionKey = "adkhost"
 
-// extension is the adkhost block: the app's plugins and its modules'
-// settings.
+// extension is the adkhost block: the app's plugins, its modules'
+// settings, and the runner settings google-adk keeps on its App object
+// (resumability_config, events_compaction_config), which its agent YAML
+// cannot express.
 type extension struct {
-	plugins []moduleUse
+	resumable  bool
+	compaction *engine.CompactionConfig
+	plugins    []moduleUse
 	// modules holds the settings by the name used in references.
 	modules map[string]*moduleSettings
 	order   []string
@@ -46,7 +53,7 @@ func (l *loader) parseExtension(v val) {
 	}
 	entries, ok := v.mapping()
 	if !ok {
-		l.add(v.errf("want a mapping with plugins and modules, got %s", v.kind()))
+		l.add(v.errf("want a mapping with plugins, modules, resumable and compaction, got %s", v.kind()))
 		return
 	}
 	for _, e := range entries {
@@ -55,8 +62,12 @@ func (l *loader) parseExtension(v val) {
 			l.parsePlugins(e.val)
 		case "modules":
 			l.parseModules(e.val)
+		case "resumable":
+			l.ext.resumable, _ = l.optBool(e.val)
+		case "compaction":
+			l.ext.compaction = l.parseCompaction(e.val)
 		default:
-			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"plugins", "modules"})))
+			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"plugins", "modules", "resumable", "compaction"})))
 		}
 	}
 }
@@ -132,6 +143,50 @@ func (l *loader) parseModules(v val) {
 		l.ext.modules[e.key] = s
 		l.ext.order = append(l.ext.order, e.key)
 	}
+}
+
+// yamlNames spells engine.CompactionConfig's field names, in its errors,
+// as the definition does.
+var yamlNames = strings.NewReplacer("CompactionInterval", "compaction_interval", "OverlapSize", "overlap_size",
+	"TokenThreshold", "token_threshold", "EventRetentionSize", "event_retention_size")
+
+// parseCompaction reads the event compaction settings (google-adk's
+// EventsCompactionConfig, engine.CompactionConfig); null is none.
+func (l *loader) parseCompaction(v val) *engine.CompactionConfig {
+	if v.isNull() {
+		return nil
+	}
+	entries, ok := v.mapping()
+	if !ok {
+		l.add(v.errf("want a mapping of compaction settings, got %s", v.kind()))
+		return nil
+	}
+	names := []string{"compaction_interval", "overlap_size", "token_threshold", "event_retention_size"}
+	cfg := &engine.CompactionConfig{}
+	errs := len(l.errs)
+	for _, e := range entries {
+		n := new(int)
+		switch e.key {
+		case "compaction_interval":
+			*n, cfg.CompactionInterval = l.size(e.val), n
+		case "overlap_size":
+			*n, cfg.OverlapSize = l.count(e.val), n
+		case "token_threshold":
+			*n, cfg.TokenThreshold = l.size(e.val), n
+		case "event_retention_size":
+			*n, cfg.EventRetentionSize = l.count(e.val), n
+		default:
+			l.add(e.keyAt.errf("unknown compaction setting %q%s; settings: %s", e.key, didYouMean(e.key, names), quoteList(names)))
+		}
+	}
+	if len(l.errs) > errs {
+		return nil // a field is wrong: say only that
+	}
+	if err := cfg.Validate(); err != nil {
+		l.add(v.errf("%s", yamlNames.Replace(strings.TrimPrefix(err.Error(), "compaction: "))))
+		return nil
+	}
+	return cfg
 }
 
 // parseGrants reads a module's grants (sandbox.Grants). Host directories
@@ -250,7 +305,25 @@ func (l *loader) parseLimits(v val, lim *sandbox.Limits) {
 func (l *loader) size(v val) int {
 	n, ok := v.integer()
 	if !ok || n <= 0 || n > math.MaxInt32 {
-		l.add(v.errf("want a positive integer, got %s", v.kind()))
+		l.add(v.errf("want a positive integer, got %s", intOrKind(v)))
+		return 0
+	}
+	return int(n)
+}
+
+// intOrKind names what v is for an error: its value if it is an integer.
+func intOrKind(v val) string {
+	if n, ok := v.integer(); ok {
+		return strconv.FormatInt(n, 10)
+	}
+	return v.kind()
+}
+
+// count reads a non-negative integer.
+func (l *loader) count(v val) int {
+	n, ok := v.integer()
+	if !ok || n < 0 || n > math.MaxInt32 {
+		l.add(v.errf("want a non-negative integer, got %s", intOrKind(v)))
 		return 0
 	}
 	return int(n)

@@ -80,6 +80,7 @@ func Load(ctx context.Context, src Source, env Env) (*App, error) {
 		return nil, errors.Join(l.errs...)
 	}
 	app.Plugins = plugins
+	app.Resumable, app.Compaction = l.ext.resumable, l.ext.compaction
 	return app, nil
 }
 

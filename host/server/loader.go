@@ -107,12 +107,14 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 	}
 	plugins := append([]callbacks.Plugin{s.obs}, app.Plugins...)
 	runner, err := engine.NewRunner(engine.RunnerConfig{
-		AppName:   name,
-		Agent:     app.Root,
-		Sessions:  s.cfg.DB.Sessions(),
-		Artifacts: s.cfg.DB.Artifacts(),
-		Plugins:   plugins,
-		Logger:    s.log.With("app", name),
+		AppName:    name,
+		Agent:      app.Root,
+		Sessions:   s.cfg.DB.Sessions(),
+		Artifacts:  s.cfg.DB.Artifacts(),
+		Plugins:    plugins,
+		Logger:     s.log.With("app", name),
+		Resumable:  app.Resumable,
+		Compaction: app.Compaction,
 	})
 	if err != nil {
 		closeErr := app.Close(ctx)

@@ -247,3 +247,45 @@ func TestHealthAndVersion(t *testing.T) {
 		t.Fatalf("404 body: %s", b)
 	}
 }
+
+// An app whose definition says `adkhost: {resumable: true}` runs on a
+// resumable runner: its invocations write checkpoints, and /run resumes
+// one by invocationId without a new message (an LlmAgent root then runs
+// again in that invocation, as in google-adk; conformance scenario
+// resumable_llm_root_resume_ended). Without it, resuming is refused.
+func TestResumableAppFromDefinition(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	files := appFiles("re", "v1", false)
+	files["root_agent.yaml"] += "adkhost:\n  resumable: true\n"
+	h.must(http.StatusCreated)(h.putBundle("re", files))
+	h.setupApp("plain", "v1", false)
+	for _, app := range []string{"re", "plain"} {
+		h.must(http.StatusOK)(h.do("POST", "/apps/"+app+"/users/u/sessions", map[string]any{"sessionId": "s"}))
+	}
+
+	events := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", runBody("re", "u", "s", "hello"))))
+	if got := lastText(t, events); got != "v1: hello" {
+		t.Fatalf("answer %q in %v", got, events)
+	}
+	ended := false
+	for _, ev := range events {
+		if a, _ := ev["actions"].(map[string]any); a["endOfAgent"] == true {
+			ended = true
+		}
+	}
+	if !ended {
+		t.Errorf("a resumable run wrote no end_of_agent checkpoint: %v", events)
+	}
+	inv := events[0]["invocationId"].(string)
+	resume := map[string]any{"appName": "re", "userId": "u", "sessionId": "s", "invocationId": inv}
+	again := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", resume)))
+	if len(again) == 0 || again[0]["invocationId"] != inv {
+		t.Errorf("resuming invocation %s yielded %v, want its agent's events", inv, again)
+	}
+
+	events = decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", runBody("plain", "u", "s", "hello"))))
+	resume["appName"], resume["invocationId"] = "plain", events[0]["invocationId"]
+	if st, b := h.do("POST", "/run", resume); st < 400 || !strings.Contains(string(b), "resumable") {
+		t.Errorf("resuming in an app that is not resumable: %d %s", st, b)
+	}
+}
