@@ -2,7 +2,8 @@
 // the tests of all the SDKs (Go, Rust, AssemblyScript): the sandbox serves
 // a real guest's host functions with it, and the Go SDK's adkhost.UseHost
 // serves them with it on the development machine. It imports only abi and
-// the standard library, so any test in the module may use it.
+// the standard library, so any test in the module may use it. Echo is an
+// HTTP server for the guests' http_request tests.
 package fakehost
 
 import (

@@ -12,16 +12,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
@@ -196,25 +191,8 @@ func TestSDK(t *testing.T) {
 func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *fakehost.Host) {
 	ctx := context.Background()
 	before := len(h.Recorded()) // the calls the tests above made
-	var (
-		mu   sync.Mutex
-		seen []string
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("X-Test")+" "+string(body))
-		mu.Unlock()
-		if r.URL.Path == "/empty" {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, "got %s", body)
-	}))
-	defer srv.Close()
-	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	srv := fakehost.NewEcho(t)
+	port := srv.Port
 
 	for _, c := range []struct{ name, tool, args, want string }{
 		{"load missing", "load", `{"name":"a.txt"}`, `{"result":{"part":null}}`},
@@ -247,9 +225,7 @@ func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *fakehost.Host) {
 		b, _ := json.Marshal(vs)
 		t.Errorf("saved b.bin %s, want one version with inline bytes 00 ff 01", b)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if want := []string{"POST /echo as héllo wörld", "GET /empty as "}; !slices.Equal(seen, want) {
+	if seen, want := srv.Seen(), []string{"POST /echo as héllo wörld", "GET /empty as "}; !slices.Equal(seen, want) {
 		t.Errorf("server saw %q\nwant %q", seen, want)
 	}
 }

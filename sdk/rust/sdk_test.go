@@ -12,16 +12,11 @@ package rust_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
@@ -82,25 +77,8 @@ func buildGuest(t *testing.T) []byte {
 
 func TestArtifactsAndHTTP(t *testing.T) {
 	ctx := context.Background()
-	var (
-		mu   sync.Mutex
-		seen []string
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("X-Test")+" "+string(body))
-		mu.Unlock()
-		if r.URL.Path == "/empty" {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, "got %s", body)
-	}))
-	defer srv.Close()
-	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	srv := fakehost.NewEcho(t)
+	port := srv.Port
 
 	r, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(os.TempDir(), "adkhost-sdk-rust-test-cache")})
 	if err != nil {
@@ -161,9 +139,7 @@ func TestArtifactsAndHTTP(t *testing.T) {
 		b, _ := json.Marshal(vs)
 		t.Errorf("saved b.bin %s, want one version with inline bytes 00 ff 01", b)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if want := []string{"POST /echo rust héllo wörld", "GET /empty rust "}; !slices.Equal(seen, want) {
+	if seen, want := srv.Seen(), []string{"POST /echo rust héllo wörld", "GET /empty rust "}; !slices.Equal(seen, want) {
 		t.Errorf("server saw %q\nwant %q", seen, want)
 	}
 }
