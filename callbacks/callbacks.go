@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
 )
@@ -42,6 +43,18 @@ type CallbackContext interface {
 	// SaveArtifact stores a new version and records it in Actions.
 	SaveArtifact(name string, part *genai.Part) (version int, err error)
 	ListArtifacts() ([]string, error)
+	// AddSessionToMemory ingests the current session into the memory
+	// service.
+	AddSessionToMemory() error
+	// AddEventsToMemory ingests events as a delta, scoped to the current
+	// session; customMetadata is service-specific.
+	AddEventsToMemory(events []*session.Event, customMetadata map[string]any) error
+	// AddMemory writes memories directly for the current user.
+	AddMemory(memories []memory.Entry, customMetadata map[string]any) error
+	// SearchMemory searches the current user's memories.
+	SearchMemory(query string) (*memory.SearchResponse, error)
+	// DeleteMemory removes one of the user's memories by its id.
+	DeleteMemory(memoryID string) error
 }
 
 // ToolContext is what a tool and the tool hooks receive.

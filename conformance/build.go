@@ -125,8 +125,14 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 //
 // In Wasm mode (wm != nil) the body is the guest's.
 func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
-	if spec.Builtin == "exit_loop" {
+	// Built-in tools are the engine's own, in Wasm mode too.
+	switch spec.Builtin {
+	case "exit_loop":
 		return engine.ExitLoopTool{}, nil
+	case "load_memory":
+		return engine.LoadMemoryTool{}, nil
+	case "preload_memory":
+		return engine.PreloadMemoryTool{}, nil
 	}
 	desc := ""
 	if spec.Description != nil {

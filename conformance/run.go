@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -85,10 +88,11 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		plugins = append(plugins, newScenarioPlugin(p, log))
 	}
 	var svc session.Service = session.NewInMemoryService()
-	if sc.Compaction != nil {
+	if sc.Compaction != nil || sc.usesMemory() {
 		svc = &monotonicSessions{Service: svc}
 	}
-	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Plugins: plugins, Resumable: sc.Resumable, Compaction: engineCompaction(sc.Compaction)})
+	mem := memory.NewInMemoryService()
+	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Memory: mem, Plugins: plugins, Resumable: sc.Resumable, Compaction: engineCompaction(sc.Compaction)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.File, err)
 	}
@@ -111,6 +115,17 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 	var turnsOut []any
 	for ti, turn := range sc.Turns {
 		s.setTurn(ti)
+		if sid := turn.AddSessionToMemory; sid != "" {
+			sess, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: users[sid], SessionID: sid})
+			if err == nil {
+				err = mem.AddSession(ctx, sess)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: turns[%d]: adding session %s to memory: %w", sc.File, ti, sid, err)
+			}
+			turnsOut = append(turnsOut, map[string]any{"index": int64(ti), "session": sid, "add_session_to_memory": sid, "events": []any{}})
+			continue
+		}
 		if turn.RewindBeforeTurn != nil {
 			out := map[string]any{"index": int64(ti), "session": turn.Session, "rewind_before_turn": int64(*turn.RewindBeforeTurn), "events": []any{}}
 			if err := runner.Rewind(ctx, users[turn.Session], turn.Session, turnInvocations[*turn.RewindBeforeTurn]); err != nil {
@@ -161,6 +176,7 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 	}
 
 	finalState := map[string]any{}
+	memoryTimes := map[string]string{} // formatted time → first event with it
 	var sessionsOut []any
 	for _, ss := range sc.Sessions {
 		sess, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: ss.UserID, SessionID: ss.ID})
@@ -171,6 +187,11 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		evs := []any{}
 		for _, ev := range sess.Events() {
 			eventIDs[ev.ID] = true
+			if ev.Actions.Compaction == nil {
+				if ts := memory.FormatTimestamp(ev.Timestamp); memoryTimes[ts] == "" {
+					memoryTimes[ts] = ev.ID
+				}
+			}
 			d := dumpEvent(ev)
 			referenceCompactionTimestamps(d, ev, sess.Events())
 			evs = append(evs, d)
@@ -203,7 +224,7 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.File, err)
 	}
-	res.Trace = append(normalizeIDs(text, eventIDs), '\n')
+	res.Trace = append(normalizeIDs(referenceMemoryTimestamps(text, memoryTimes), eventIDs), '\n')
 	return res, nil
 }
 
@@ -259,4 +280,44 @@ func findCallID(events []*session.Event, name string) string {
 		}
 	}
 	return ""
+}
+
+// memoryTimestampRe matches a memory's timestamp as google-adk formats it
+// (datetime.isoformat of a naive local time), in load_memory's response
+// and preload_memory's "Time:" lines.
+var memoryTimestampRe = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{6})?`)
+
+// referenceMemoryTimestamps replaces each memory timestamp in the trace
+// text by "ts:<id>" of the first session event with that formatted time,
+// or "ts:none" (FORMAT.md §2.6): times are not deterministic, the events
+// they come from are.
+func referenceMemoryTimestamps(text []byte, times map[string]string) []byte {
+	return memoryTimestampRe.ReplaceAllFunc(text, func(m []byte) []byte {
+		id := times[string(m)]
+		if id == "" {
+			id = "none"
+		}
+		return []byte("ts:" + id)
+	})
+}
+
+// usesMemory reports whether the scenario touches the memory service:
+// its timestamps then show in the trace, as event references, and events
+// need distinct ones.
+func (sc *Scenario) usesMemory() bool {
+	for _, t := range sc.Turns {
+		if t.AddSessionToMemory != "" {
+			return true
+		}
+	}
+	var walk func(a *AgentSpec) bool
+	walk = func(a *AgentSpec) bool {
+		for _, t := range a.Tools {
+			if t.Builtin == "load_memory" || t.Builtin == "preload_memory" {
+				return true
+			}
+		}
+		return slices.ContainsFunc(a.SubAgents, walk)
+	}
+	return walk(sc.Agent)
 }

@@ -216,6 +216,9 @@ type TurnSpec struct {
 	// events were received (run_async's abort_signal; a cancelled context
 	// on adkhost), reading on.
 	AbortAfterEvents int
+	// AddSessionToMemory, when set, makes the turn add that session, as
+	// stored now, to the memory service, with no message.
+	AddSessionToMemory string
 }
 
 // PluginSpec is an app plugin.
@@ -678,8 +681,19 @@ func decodeTurn(n *node, where string, sc *Scenario) *TurnSpec {
 		s := n.s
 		return &TurnSpec{Text: &s, Session: sc.Sessions[0].ID}
 	}
-	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config", "resume_turn", "rewind_before_turn", "abort_after_events")
+	checkKeys(n, where, "text", "parts", "function_response", "state_delta", "session", "run_config", "resume_turn", "rewind_before_turn", "abort_after_events", "add_session_to_memory")
 	t := &TurnSpec{Session: sc.Sessions[0].ID}
+	if v := n.get("add_session_to_memory"); v != nil {
+		if len(n.keys) != 1 {
+			failf(v, "%s: add_session_to_memory takes no other key", where)
+		}
+		t.AddSessionToMemory = asString(v, where+".add_session_to_memory")
+		if !slices.ContainsFunc(sc.Sessions, func(s SessionSpec) bool { return s.ID == t.AddSessionToMemory }) {
+			failf(v, "%s.add_session_to_memory: unknown session %q", where, t.AddSessionToMemory)
+		}
+		t.Session = t.AddSessionToMemory
+		return t
+	}
 	t.Text = optString(n, "text", where)
 	if fr := n.get("function_response"); fr != nil {
 		items := []*node{fr}
@@ -846,7 +860,7 @@ func decodeTool(n *node, where string) *ToolSpec {
 	if n.has("builtin") {
 		checkKeys(n, where, "builtin")
 		b := asString(n.get("builtin"), where+".builtin")
-		if b != "exit_loop" {
+		if b != "exit_loop" && b != "load_memory" && b != "preload_memory" {
 			failf(n.get("builtin"), "unknown builtin tool %q", b)
 		}
 		return &ToolSpec{Builtin: b}

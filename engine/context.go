@@ -14,6 +14,7 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/contents"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -24,6 +25,7 @@ type invocation struct {
 	session     *session.Session
 	sessions    session.Service
 	artifacts   artifact.Service
+	memory      memory.Service
 	plugins     callbacks.Plugins
 	userContent *genai.Content
 	config      RunConfig
@@ -163,6 +165,10 @@ func (c *InvocationContext) UserID() string              { return c.inv.session.
 func (c *InvocationContext) RunConfig() *RunConfig       { return &c.inv.config }
 func (c *InvocationContext) Logger() *slog.Logger        { return c.inv.log }
 
+// MemoryService is RunnerConfig.Memory (google-adk
+// InvocationContext.memory_service); nil when the runner has none.
+func (c *InvocationContext) MemoryService() memory.Service { return c.inv.memory }
+
 // EndInvocation stops this agent's run, and that of agents it runs next.
 func (c *InvocationContext) EndInvocation() { c.ended.Store(true) }
 
@@ -251,6 +257,58 @@ func (c *callbackContext) ListArtifacts() ([]string, error) {
 		return nil, ErrNoArtifactService
 	}
 	return c.inv.artifacts.List(c, c.inv.appName, c.inv.session.UserID, c.inv.session.ID)
+}
+
+// Memory calls. The scope is the session's app and user, as google-adk's
+// Context takes it from the session (search and delete from the
+// invocation, which has the same app and user).
+
+func (c *callbackContext) requireMemory(msg string) (memory.Service, error) {
+	if c.inv.memory == nil {
+		return nil, &NoMemoryServiceError{Message: msg}
+	}
+	return c.inv.memory, nil
+}
+
+func (c *callbackContext) AddSessionToMemory() error {
+	svc, err := c.requireMemory("Cannot add session to memory: memory service is not available.")
+	if err != nil {
+		return err
+	}
+	return svc.AddSession(c, c.inv.session)
+}
+
+func (c *callbackContext) AddEventsToMemory(events []*session.Event, customMetadata map[string]any) error {
+	svc, err := c.requireMemory("Cannot add events to memory: memory service is not available.")
+	if err != nil {
+		return err
+	}
+	s := c.inv.session
+	return svc.AddEvents(c, memory.AddEventsRequest{AppName: s.AppName, UserID: s.UserID, SessionID: s.ID, Events: events, CustomMetadata: customMetadata})
+}
+
+func (c *callbackContext) AddMemory(memories []memory.Entry, customMetadata map[string]any) error {
+	svc, err := c.requireMemory("Cannot add memory: memory service is not available.")
+	if err != nil {
+		return err
+	}
+	return svc.AddMemories(c, c.inv.session.AppName, c.inv.session.UserID, memories, customMetadata)
+}
+
+func (c *callbackContext) SearchMemory(query string) (*memory.SearchResponse, error) {
+	svc, err := c.requireMemory("Memory service is not available.")
+	if err != nil {
+		return nil, err
+	}
+	return svc.Search(c, c.inv.appName, c.inv.session.UserID, query)
+}
+
+func (c *callbackContext) DeleteMemory(memoryID string) error {
+	svc, err := c.requireMemory("Cannot delete memory: memory service is not available.")
+	if err != nil {
+		return err
+	}
+	return svc.Delete(c, c.inv.appName, c.inv.session.UserID, memoryID)
 }
 
 // toolContext implements callbacks.ToolContext for one function call.

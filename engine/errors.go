@@ -9,6 +9,23 @@ import (
 // no artifact service.
 var ErrNoArtifactService = errors.New("artifact service is not configured for this runner")
 
+// ErrNoMemoryService is matched (errors.Is) by the error of a memory call
+// when the Runner has no memory service.
+var ErrNoMemoryService = errors.New("memory service is not available")
+
+// NoMemoryServiceError is the error of a memory call without a memory
+// service: google-adk's ValueError, with its message for the operation.
+// It matches ErrNoMemoryService.
+type NoMemoryServiceError struct{ Message string }
+
+func (e *NoMemoryServiceError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrNoMemoryService) true.
+func (e *NoMemoryServiceError) Is(target error) bool { return target == ErrNoMemoryService }
+
+// ErrorCode makes the error's event carry google-adk's exception name.
+func (e *NoMemoryServiceError) ErrorCode() string { return "ValueError" }
+
 // LLMCallsLimitExceededError is google-adk's LlmCallsLimitExceededError:
 // the invocation made more model calls than RunConfig.MaxLLMCalls.
 type LLMCallsLimitExceededError struct{ Limit int }

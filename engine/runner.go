@@ -16,6 +16,7 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/contents"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -61,6 +62,9 @@ type RunnerConfig struct {
 	Sessions session.Service
 	// Artifacts is optional; without it artifact calls fail.
 	Artifacts artifact.Service
+	// Memory is optional; without it memory calls (and the load_memory and
+	// preload_memory tools) fail.
+	Memory memory.Service
 	// Plugins run, in order, before every agent's own callbacks.
 	Plugins []callbacks.Plugin
 	// AutoCreateSession creates a missing session instead of failing.
@@ -205,7 +209,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	}
 	inv := &invocation{
 		id: id, appName: r.cfg.AppName, session: sess,
-		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, plugins: r.cfg.Plugins,
+		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, memory: r.cfg.Memory, plugins: r.cfg.Plugins,
 		config: cfg, tree: r.tree, contents: r.contents, log: r.cfg.Logger,
 		resumable: r.cfg.Resumable, states: newAgentStates(),
 		compactor: r.compactor, firstEvent: firstEvent, task: task,

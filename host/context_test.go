@@ -8,6 +8,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -71,6 +72,15 @@ func (c *fakeCtx) SaveArtifact(name string, part *genai.Part) (int, error) {
 func (c *fakeCtx) ListArtifacts() ([]string, error) {
 	return c.arts.List(c, "app", "u", "s1")
 }
+
+// The memory calls are not part of the ABI: a module never reaches them.
+func (c *fakeCtx) AddSessionToMemory() error                                { return nil }
+func (c *fakeCtx) AddEventsToMemory([]*session.Event, map[string]any) error { return nil }
+func (c *fakeCtx) AddMemory([]memory.Entry, map[string]any) error           { return nil }
+func (c *fakeCtx) SearchMemory(string) (*memory.SearchResponse, error) {
+	return &memory.SearchResponse{}, nil
+}
+func (c *fakeCtx) DeleteMemory(string) error { return nil }
 
 func (c *fakeCtx) RequestConfirmation(hint string, payload any) {
 	if c.actions.RequestedToolConfirmations == nil {

@@ -729,6 +729,12 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
     if name == 'exit_loop':
       from google.adk.tools import exit_loop
       return exit_loop
+    if name == 'load_memory':
+      from google.adk.tools import load_memory
+      return load_memory
+    if name == 'preload_memory':
+      from google.adk.tools import preload_memory
+      return preload_memory
     raise ScenarioError(f'unknown builtin tool {name!r}')
   name = spec.get('name')
   where = f'tool {name}'
@@ -964,7 +970,7 @@ _COMPACTION_KEYS = {'compaction_interval', 'overlap_size', 'token_threshold',
                     'event_retention_size'}
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
               'run_config', 'resume_turn', 'rewind_before_turn',
-              'abort_after_events'}
+              'abort_after_events', 'add_session_to_memory'}
 _RUN_CONFIG_KEYS = {'max_llm_calls', 'streaming_mode'}
 
 
@@ -1055,7 +1061,10 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
         **scn['compaction'])
   app = App(name=APP_NAME, root_agent=root, plugins=plugins, **app_kwargs)
   session_service = InMemorySessionService()
-  runner = Runner(app=app, session_service=session_service)
+  from google.adk.memory import InMemoryMemoryService  # pylint: disable=g-import-not-at-top
+  memory_service = InMemoryMemoryService()
+  runner = Runner(app=app, session_service=session_service,
+                  memory_service=memory_service)
 
   # Sessions.
   if 'sessions' in scn:
@@ -1091,6 +1100,20 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
       raise ScenarioError(f'{where}: unknown session {sid!r}')
     uid = by_id[sid]['user_id']
     script.turn = ti
+    if 'add_session_to_memory' in turn:
+      # Not a message: the session, as stored now, goes into the memory
+      # service (what an app does with memory_service.add_session_to_memory).
+      if set(turn) != {'add_session_to_memory'}:
+        raise ScenarioError(f'{where}: add_session_to_memory takes no other key')
+      msid = turn['add_session_to_memory']
+      if msid not in by_id:
+        raise ScenarioError(f'{where}.add_session_to_memory: unknown session {msid!r}')
+      sess = await session_service.get_session(
+          app_name=APP_NAME, user_id=by_id[msid]['user_id'], session_id=msid)
+      await memory_service.add_session_to_memory(sess)
+      turns_out.append({'index': ti, 'session': msid,
+                        'add_session_to_memory': msid, 'events': []})
+      continue
     if 'rewind_before_turn' in turn:
       # A rewind instead of a message: Runner.rewind_async to before that
       # earlier turn's invocation.
@@ -1168,10 +1191,14 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
   event_ids = set()
   for evs in yielded.values():
     event_ids.update(e.id for e in evs if e.id)
+  memory_times: dict[str, str] = {}
   for s in sessions:
     sess = await session_service.get_session(
         app_name=APP_NAME, user_id=s['user_id'], session_id=s['id'])
     event_ids.update(e.id for e in sess.events if e.id)
+    for e in sess.events:
+      if not (e.actions and e.actions.compaction):
+        memory_times.setdefault(format_memory_timestamp(e.timestamp), e.id)
 
   trace = {
       'name': scn['name'],
@@ -1182,7 +1209,7 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
       'sessions': sessions_out,
       'model_responses_used': script.used_count,
   }
-  return normalize(trace, event_ids)
+  return normalize(trace, event_ids, memory_times)
 
 
 # --------------------------------------------------------------------------
@@ -1193,9 +1220,29 @@ _UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 _ID_RE = re.compile(r'(adk-|e-)?(' + _UUID + r')')
 
 
-def normalize(trace: dict[str, Any], event_ids: set[str]) -> str:
-  """Serializes, then replaces generated ids by placeholders in text order."""
+# A memory's timestamp as google-adk writes it (datetime.isoformat of a
+# naive local time): in load_memory's response and preload_memory's
+# "Time:" lines.
+_MEMORY_TS_RE = re.compile(
+    r'\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{6})?')
+
+
+def format_memory_timestamp(ts: float) -> str:
+  from google.adk.memory import _utils  # pylint: disable=g-import-not-at-top
+  return _utils.format_timestamp(ts)
+
+
+def normalize(trace: dict[str, Any], event_ids: set[str],
+              memory_times: Optional[dict[str, str]] = None) -> str:
+  """Serializes, then replaces generated ids by placeholders in text order.
+
+  Memory timestamps become `ts:<id>` of the first session event with that
+  formatted time (`ts:none` if none), before the ids are replaced.
+  """
   text = json.dumps(trace, indent=2, sort_keys=True, ensure_ascii=False)
+  if memory_times is not None:
+    text = _MEMORY_TS_RE.sub(
+        lambda m: 'ts:' + memory_times.get(m.group(0), 'none'), text)
   maps: dict[str, dict[str, str]] = {'adk': {}, 'inv': {}, 'evt': {},
                                      'uuid': {}}
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
 )
@@ -43,6 +44,13 @@ func (f *fakeCtx) Actions() *session.EventActions                { return &f.act
 func (f *fakeCtx) LoadArtifact(string, int) (*genai.Part, error) { return nil, nil }
 func (f *fakeCtx) SaveArtifact(string, *genai.Part) (int, error) { return 0, nil }
 func (f *fakeCtx) ListArtifacts() ([]string, error)              { return nil, nil }
+func (f *fakeCtx) AddSessionToMemory() error                     { return nil }
+func (f *fakeCtx) AddEventsToMemory([]*session.Event, map[string]any) error {
+	return nil
+}
+func (f *fakeCtx) AddMemory([]memory.Entry, map[string]any) error      { return nil }
+func (f *fakeCtx) SearchMemory(string) (*memory.SearchResponse, error) { return nil, nil }
+func (f *fakeCtx) DeleteMemory(string) error                           { return nil }
 
 var _ callbacks.CallbackContext = (*fakeCtx)(nil)
 
