@@ -19,6 +19,7 @@ import (
 
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/host/appdef"
 	"github.com/adkhost/adkhost/host/server"
@@ -124,7 +125,7 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	defer app.Close(context.WithoutCancel(ctx))
 	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: name, Agent: app.Root, Sessions: sessions, Artifacts: artifacts, Plugins: app.Plugins,
-		AutoCreateSession: true, Resumable: app.Resumable, Compaction: app.Compaction})
+		Memory: memory.NewInMemoryService(), AutoCreateSession: true, Resumable: app.Resumable, Compaction: app.Compaction})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package appdef_test
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/genai"
@@ -188,5 +189,29 @@ adkhost:
 	defer plain.Close(t.Context())
 	if plain.Resumable || plain.Compaction != nil {
 		t.Errorf("a plain google-adk config: resumable %v, compaction %+v; want neither", plain.Resumable, plain.Compaction)
+	}
+}
+
+// google-adk's memory built-ins, by short name or import path.
+func TestMemoryTools(t *testing.T) {
+	fs := files("root_agent.yaml", `
+name: a
+model: gemini-2.5-flash
+instruction: x
+tools:
+  - name: load_memory
+  - name: google.adk.tools.preload_memory_tool.preload_memory_tool
+`)
+	app, err := appdef.Load(t.Context(), appdef.Source{Name: "a", Files: fs}, appdef.Env{Models: &stubModels{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close(t.Context())
+	var names []string
+	for _, tl := range app.Root.(*engine.LlmAgent).Config().Tools {
+		names = append(names, tl.Name())
+	}
+	if strings.Join(names, ",") != "load_memory,preload_memory" {
+		t.Errorf("tools %v, want load_memory and preload_memory", names)
 	}
 }

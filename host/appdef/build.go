@@ -112,8 +112,15 @@ func (l *loader) tools(a *agentSpec, mods appModules) []tool.Tool {
 		out = append(out, t)
 	}
 	for _, r := range a.tools {
-		if r.builtin != "" {
-			add(engine.ExitLoopTool{}, r.at) // the only built-in so far
+		switch r.builtin {
+		case "exit_loop":
+			add(engine.ExitLoopTool{}, r.at)
+			continue
+		case "load_memory":
+			add(engine.LoadMemoryTool{}, r.at)
+			continue
+		case "preload_memory":
+			add(engine.PreloadMemoryTool{}, r.at)
 			continue
 		}
 		m := mods.module(r.module.ref)

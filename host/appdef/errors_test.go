@@ -156,7 +156,7 @@ tools:
     args: {x: 1}
 `),
 			want: []wantErr{
-				{root, 5, 11, "tools[0].name", "unknown built-in tool \"google_search\"; supported: the built-in exit_loop"},
+				{root, 5, 11, "tools[0].name", "unknown built-in tool \"google_search\"; supported: the built-ins exit_loop, load_memory and preload_memory"},
 				{root, 6, 11, "tools[1].name", "not supported: Python code references (my_tools.lookup)"},
 				{root, 8, 5, "tools[2].args", "exit_loop takes no args"},
 			},

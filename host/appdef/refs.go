@@ -12,13 +12,22 @@ import (
 // google.adk.tools, and a dotted one by import, so both spellings are
 // accepted.
 var builtinTools = map[string]string{
-	"exit_loop":                                 "exit_loop",
-	"google.adk.tools.exit_loop":                "exit_loop",
-	"google.adk.tools.exit_loop_tool.exit_loop": "exit_loop",
+	"exit_loop":                                                "exit_loop",
+	"google.adk.tools.exit_loop":                               "exit_loop",
+	"google.adk.tools.exit_loop_tool.exit_loop":                "exit_loop",
+	"load_memory":                                              "load_memory",
+	"google.adk.tools.load_memory":                             "load_memory",
+	"google.adk.tools.load_memory_tool.load_memory_tool":       "load_memory",
+	"preload_memory":                                           "preload_memory",
+	"google.adk.tools.preload_memory":                          "preload_memory",
+	"google.adk.tools.preload_memory_tool.preload_memory_tool": "preload_memory",
 }
 
+// builtinNames are the canonical built-in tool names, for suggestions.
+var builtinNames = []string{"exit_loop", "load_memory", "preload_memory"}
+
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-in exit_loop ({name: exit_loop}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory and preload_memory ({name: exit_loop}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
@@ -97,7 +106,7 @@ func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	case strings.Contains(s, "."):
 		l.add(name.val.errf("not supported: Python code references (%s); %s", s, supportedTools))
 	default:
-		l.add(name.val.errf("unknown built-in tool %q%s; %s", s, didYouMean(s, []string{"exit_loop"}), supportedTools))
+		l.add(name.val.errf("unknown built-in tool %q%s; %s", s, didYouMean(s, builtinNames), supportedTools))
 	}
 	return false
 }

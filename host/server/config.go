@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/host/appdef"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/store/bolt"
@@ -76,6 +77,11 @@ type Config struct {
 	Version string
 	// Logger receives JSON logs; nil discards.
 	Logger *slog.Logger
+	// Memory is the memory service of every app's runner (load_memory,
+	// preload_memory, PATCH .../memory); nil means a memory.InMemoryService
+	// of the server's own, as google-adk's api_server has by default. It
+	// does not persist across restarts.
+	Memory memory.Service
 	// DevUIDir, when set, is a build of google-adk's dev UI (the wheel's
 	// google/adk/cli/browser) served at /dev-ui/ with the endpoints it
 	// calls beyond the run API (devui.go). Off by default.

@@ -113,6 +113,7 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 		Artifacts:  s.cfg.DB.Artifacts(),
 		Plugins:    plugins,
 		Logger:     s.log.With("app", name),
+		Memory:     s.cfg.Memory,
 		Resumable:  app.Resumable,
 		Compaction: app.Compaction,
 	})

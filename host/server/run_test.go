@@ -289,3 +289,38 @@ func TestResumableAppFromDefinition(t *testing.T) {
 		t.Errorf("resuming in an app that is not resumable: %d %s", st, b)
 	}
 }
+
+// PATCH .../memory adds a session to the memory service, which the
+// load_memory built-in of another session's agent then searches.
+func TestMemoryRoute(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	files := map[string]string{
+		"root_agent.yaml": "name: mem_agent\nmodel: scripted\ninstruction: Answer.\ntools:\n  - name: load_memory\n",
+		"scripted_model.yaml": "rules:\n" +
+			"  - when: {function_response: load_memory}\n    respond: {text: recalled}\n" +
+			"  - when: {user_contains: recall}\n    respond: {function_calls: [{name: load_memory, args: {query: '{{text}}'}}]}\n" +
+			"  - respond: {text: 'noted: {{text}}'}\n",
+	}
+	h.must(http.StatusCreated)(h.putBundle("mem", files))
+	for _, s := range []string{"s1", "s2"} {
+		h.must(http.StatusOK)(h.do("POST", "/apps/mem/users/u/sessions", map[string]any{"sessionId": s}))
+	}
+	h.must(http.StatusOK)(h.do("POST", "/run", runBody("mem", "u", "s1", "my favourite colour is teal")))
+
+	if st, b := h.do("PATCH", "/apps/mem/users/u/memory", map[string]any{}); st != http.StatusBadRequest || !strings.Contains(string(b), "Update memory request is invalid.") {
+		t.Errorf("no session id: %d %s", st, b)
+	}
+	if st, b := h.do("PATCH", "/apps/mem/users/u/memory", map[string]any{"sessionId": "nope"}); st != http.StatusNotFound {
+		t.Errorf("unknown session: %d %s", st, b)
+	}
+	h.must(http.StatusOK)(h.do("PATCH", "/apps/mem/users/u/memory", map[string]any{"session_id": "s1"}))
+
+	events := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", runBody("mem", "u", "s2", "recall my favourite colour"))))
+	if len(events) != 3 || lastText(t, events) != "recalled" {
+		t.Fatalf("events %v", events)
+	}
+	resp, _ := json.Marshal(events[1]["content"])
+	if !strings.Contains(string(resp), "my favourite colour is teal") || !strings.Contains(string(resp), `"author":"user"`) {
+		t.Errorf("load_memory's response lacks the remembered message: %s", resp)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/host/appdef"
 )
 
@@ -53,6 +54,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if cfg.Memory == nil {
+		cfg.Memory = memory.NewInMemoryService()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, apps: newAppSet(), reg: prometheus.NewRegistry()}
 	var err error
@@ -114,6 +118,7 @@ func (s *Server) routes() *echo.Echo {
 	sess.GET("/:session/artifacts", s.listArtifacts)
 	sess.GET("/:session/artifacts/*", s.getArtifact)
 	sess.DELETE("/:session/artifacts/*", s.deleteArtifact)
+	run.PATCH("/apps/:app/users/:user/memory", s.patchMemory)
 	if s.cfg.DevUIDir != "" {
 		s.devUIRoutes(e, run)
 	}

@@ -160,3 +160,34 @@ func (s *Server) patchSession(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, toSessionJSON(sess))
 }
+
+// patchMemory is PATCH /apps/{app}/users/{user}/memory: it adds the events
+// of the session the body names to the memory service (google-adk
+// patch_memory, with its messages).
+func (s *Server) patchMemory(c echo.Context) error {
+	b, err := readBody(c, s.cfg.Limits.RequestBytes)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		SessionID *string `json:"sessionId"`
+	}
+	if err := decodeCamel(b, &req); err != nil {
+		return wrapErr(http.StatusUnprocessableEntity, "invalid update memory request", err)
+	}
+	if req.SessionID == nil {
+		return errorf(http.StatusBadRequest, "Update memory request is invalid.")
+	}
+	ctx := c.Request().Context()
+	sess, err := s.cfg.DB.Sessions().Get(ctx, &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: *req.SessionID})
+	if errors.Is(err, session.ErrNotFound) {
+		return errorf(http.StatusNotFound, "Session not found")
+	}
+	if err != nil {
+		return wrapErr(http.StatusInternalServerError, "reading session", err)
+	}
+	if err := s.cfg.Memory.AddSession(ctx, sess); err != nil {
+		return wrapErr(http.StatusInternalServerError, "adding the session to memory", err)
+	}
+	return c.NoContent(http.StatusOK)
+}
