@@ -107,7 +107,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken,
+	// Memories live in the store file, so they survive restarts.
+	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken, Memory: db.Memory(),
 		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log, DevUIDir: f.devUI}
 	if tp != nil {
 		cfg.Tracer = tp

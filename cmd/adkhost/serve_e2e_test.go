@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/adkhost/adkhost/internal/wasmbuild"
+	"github.com/adkhost/adkhost/store/bolt"
 )
 
 // binary is the adkhost binary TestMain builds.
@@ -275,6 +276,11 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("metrics: %d %s", st, b)
 	}
 
+	// Remember s1: the memory service is the store file's (checked below).
+	if st, b := call(t, "PATCH", srv.url+"/apps/wx/users/u/memory", map[string]any{"sessionId": "s1"}, ""); st != 200 {
+		t.Fatalf("add session to memory: %d %s", st, b)
+	}
+
 	// Restart: apps, modules and the session with its events survive.
 	_, before := call(t, "GET", sessURL+"/s1", nil, "")
 	srv.stop(t)
@@ -304,6 +310,17 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("deleting a module in use: %v %s", err, errOut)
 	}
 	srv.stop(t)
+
+	// The memories the first server took are in the file.
+	db, err := bolt.Open(filepath.Join(data, "adkhost.db"), bolt.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mem, err := db.Memory().Search(t.Context(), "wx", "u", "paris")
+	if err != nil || len(mem.Memories) == 0 {
+		t.Fatalf("memories of s1 after restarts: %v, %v", mem, err)
+	}
 }
 
 // writeApp writes an app directory: agent wx_agent on the reactive

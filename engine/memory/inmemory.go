@@ -1,27 +1,16 @@
 package memory
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
-	"maps"
 	"slices"
-	"strings"
 	"sync"
-	"time"
-
-	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/session"
 )
 
-// MaxSearchResults is how many memories InMemoryService.Search returns at
-// most (google-adk _MAX_SEARCH_RESULTS).
-const MaxSearchResults = 10
-
-// unknownSessionID scopes events added without a session id.
-const unknownSessionID = "__unknown_session_id__"
+// UnknownSessionID scopes events added without a session id
+// (google-adk's, for AddEvents).
+const UnknownSessionID = "__unknown_session_id__"
 
 // InMemoryService is a Service in process memory with google-adk
 // InMemoryMemoryService's keyword search: an event matches a query by the
@@ -40,17 +29,8 @@ type userKey struct{ app, user string }
 // they were first added (google-adk iterates a dict).
 type userMemories struct {
 	order    []string
-	sessions map[string][]*record
+	sessions map[string][]*Record
 	deleted  map[string]bool
-}
-
-// record is an ingested event: a private copy of what a search needs.
-type record struct {
-	id, author string
-	time       time.Time
-	content    []byte // the event's content as JSON, decoded per result
-	words      map[string]struct{}
-	textLower  string
 }
 
 // NewInMemoryService returns an empty in-memory memory service.
@@ -61,41 +41,25 @@ func NewInMemoryService() *InMemoryService {
 func (m *InMemoryService) user(k userKey) *userMemories {
 	u := m.users[k]
 	if u == nil {
-		u = &userMemories{sessions: map[string][]*record{}, deleted: map[string]bool{}}
+		u = &userMemories{sessions: map[string][]*Record{}, deleted: map[string]bool{}}
 		m.users[k] = u
 	}
 	return u
 }
 
-func (u *userMemories) set(sessionID string, recs []*record) {
+func (u *userMemories) set(sessionID string, recs []*Record) {
 	if _, ok := u.sessions[sessionID]; !ok {
 		u.order = append(u.order, sessionID)
 	}
 	u.sessions[sessionID] = recs
 }
 
-// newRecord copies an event with content parts; nil for one without.
-func newRecord(e *session.Event) (*record, error) {
-	if e == nil || e.Content == nil || len(e.Content.Parts) == 0 {
-		return nil, nil
-	}
-	data, err := json.Marshal(e.Content)
-	if err != nil {
-		return nil, fmt.Errorf("memory: encode content of event %s: %w", e.ID, err)
-	}
-	text := partsText(e.Content.Parts, " ")
-	return &record{
-		id: e.ID, author: e.Author, time: e.Timestamp, content: data,
-		words: searchableWords(text), textLower: pyLower(normNFC(text)),
-	}, nil
-}
-
 // AddSession implements Service: it replaces what the service holds for
 // the session with its events that have content, minus deleted ids.
 func (m *InMemoryService) AddSession(_ context.Context, s *session.Session) error {
-	var recs []*record
+	var recs []*Record
 	for _, e := range s.Events() {
-		r, err := newRecord(e)
+		r, err := NewRecord(e)
 		if err != nil {
 			return err
 		}
@@ -106,7 +70,7 @@ func (m *InMemoryService) AddSession(_ context.Context, s *session.Session) erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u := m.user(userKey{s.AppName, s.UserID})
-	recs = slices.DeleteFunc(recs, func(r *record) bool { return u.deleted[r.id] })
+	recs = slices.DeleteFunc(recs, func(r *Record) bool { return u.deleted[r.ID] })
 	u.set(s.ID, recs)
 	return nil
 }
@@ -115,9 +79,9 @@ func (m *InMemoryService) AddSession(_ context.Context, s *session.Session) erro
 // session's, skipping ids it already has or that were deleted.
 // CustomMetadata is ignored.
 func (m *InMemoryService) AddEvents(_ context.Context, req AddEventsRequest) error {
-	var recs []*record
+	var recs []*Record
 	for _, e := range req.Events {
-		r, err := newRecord(e)
+		r, err := NewRecord(e)
 		if err != nil {
 			return err
 		}
@@ -127,7 +91,7 @@ func (m *InMemoryService) AddEvents(_ context.Context, req AddEventsRequest) err
 	}
 	sid := req.SessionID
 	if sid == "" {
-		sid = unknownSessionID
+		sid = UnknownSessionID
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -135,12 +99,12 @@ func (m *InMemoryService) AddEvents(_ context.Context, req AddEventsRequest) err
 	existing := slices.Clone(u.sessions[sid])
 	have := map[string]bool{}
 	for _, r := range existing {
-		have[r.id] = true
+		have[r.ID] = true
 	}
 	for _, r := range recs {
-		if !have[r.id] && !u.deleted[r.id] {
+		if !have[r.ID] && !u.deleted[r.ID] {
 			existing = append(existing, r)
-			have[r.id] = true
+			have[r.ID] = true
 		}
 	}
 	u.set(sid, existing)
@@ -155,45 +119,22 @@ func (m *InMemoryService) AddMemories(context.Context, string, string, []Entry, 
 
 // Search implements Service.
 func (m *InMemoryService) Search(_ context.Context, appName, userID, query string) (*SearchResponse, error) {
-	queryWords := slices.Sorted(maps.Keys(wordsLower(query)))
-	type scored struct {
-		score int
-		rec   *record
-	}
-	var hits []scored
 	m.mu.RLock()
+	var hits []*Record
 	if u := m.users[userKey{appName, userID}]; u != nil {
-		for _, sid := range u.order {
-			for _, r := range u.sessions[sid] {
-				if len(r.words) == 0 {
-					continue
-				}
-				n := 0
-				for _, q := range queryWords {
-					if _, ok := r.words[q]; ok || !isASCII(q) && strings.Contains(r.textLower, q) {
-						n++
+		hits = Rank(query, func(yield func(*Record) bool) {
+			for _, sid := range u.order {
+				for _, r := range u.sessions[sid] {
+					if !yield(r) {
+						return
 					}
 				}
-				if n > 0 {
-					hits = append(hits, scored{n, r})
-				}
 			}
-		}
-	}
-	m.mu.RUnlock()
-	slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	resp := &SearchResponse{Memories: []Entry{}}
-	for _, h := range hits[:min(len(hits), MaxSearchResults)] {
-		c := new(genai.Content)
-		if err := json.Unmarshal(h.rec.content, c); err != nil {
-			return nil, fmt.Errorf("memory: decode content of event %s: %w", h.rec.id, err)
-		}
-		resp.Memories = append(resp.Memories, Entry{
-			Content: c, CustomMetadata: map[string]any{}, ID: h.rec.id, Author: h.rec.author,
-			Timestamp: FormatTimestamp(h.rec.time),
 		})
 	}
-	return resp, nil
+	m.mu.RUnlock()
+	// Records are never changed once made: decode them unlocked.
+	return Response(hits)
 }
 
 // Delete implements Service: the event leaves every session of the user
@@ -209,7 +150,7 @@ func (m *InMemoryService) Delete(_ context.Context, appName, userID, memoryID st
 		return nil
 	}
 	for sid, recs := range u.sessions {
-		kept := slices.DeleteFunc(slices.Clone(recs), func(r *record) bool { return r.id == memoryID })
+		kept := slices.DeleteFunc(slices.Clone(recs), func(r *Record) bool { return r.ID == memoryID })
 		if len(kept) != len(recs) {
 			u.sessions[sid] = kept
 			u.deleted[memoryID] = true

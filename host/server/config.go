@@ -78,9 +78,10 @@ type Config struct {
 	// Logger receives JSON logs; nil discards.
 	Logger *slog.Logger
 	// Memory is the memory service of every app's runner (load_memory,
-	// preload_memory, PATCH .../memory); nil means a memory.InMemoryService
-	// of the server's own, as google-adk's api_server has by default. It
-	// does not persist across restarts.
+	// preload_memory, PATCH .../memory), e.g. DB.Memory() to keep
+	// memories in the store file (adkhost serve does). nil means a
+	// memory.InMemoryService of the server's own, as google-adk's
+	// api_server has by default, which does not persist across restarts.
 	Memory memory.Service
 	// DevUIDir, when set, is a build of google-adk's dev UI (the wheel's
 	// google/adk/cli/browser) served at /dev-ui/ with the endpoints it

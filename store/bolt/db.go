@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,9 +16,9 @@ import (
 
 // FormatVersion is the on-disk format this build reads and writes. It is
 // stored in the file (bucket "adkhost", key "format"); README.md describes
-// format 2. Open upgrades a format 1 file, which lacks only the tail
-// bucket, in place.
-const FormatVersion = 2
+// format 3. Open upgrades a file of an older format, which lacks only
+// buckets added since (layout), in place.
+const FormatVersion = 3
 
 // DefaultLockTimeout is how long Open waits for another process to release
 // the file when Config.LockTimeout is zero.
@@ -84,8 +83,8 @@ type Config struct {
 	SessionCacheBytes int64
 }
 
-// DB is one open store file. Its Sessions, Artifacts and Registry share the
-// file and its group commit. It is safe for concurrent use.
+// DB is one open store file. Its Sessions, Artifacts, Memory and Registry
+// share the file and its group commit. It is safe for concurrent use.
 type DB struct {
 	path string
 	bdb  *bbolt.DB
@@ -99,26 +98,40 @@ type DB struct {
 	sessions  *SessionService
 	artifacts *ArtifactService
 	registry  *Registry
+	memory    *MemoryService
 }
 
 // Bucket names; README.md describes what each holds.
 var (
-	bucketMeta          = []byte("adkhost")
-	bucketSessions      = []byte("sessions")
-	bucketEvents        = []byte("events")
-	bucketTail          = []byte("tail")
-	bucketAppState      = []byte("app_state")
-	bucketUserState     = []byte("user_state")
-	bucketArtifacts     = []byte("artifacts")
-	bucketRegistryApps  = []byte("registry_apps")
-	bucketRegistryMods  = []byte("registry_modules")
-	bucketRegistryInfos = []byte("registry_module_info")
+	bucketMeta           = []byte("adkhost")
+	bucketSessions       = []byte("sessions")
+	bucketEvents         = []byte("events")
+	bucketTail           = []byte("tail")
+	bucketAppState       = []byte("app_state")
+	bucketUserState      = []byte("user_state")
+	bucketArtifacts      = []byte("artifacts")
+	bucketRegistryApps   = []byte("registry_apps")
+	bucketRegistryMods   = []byte("registry_modules")
+	bucketRegistryInfos  = []byte("registry_module_info")
+	bucketMemories       = []byte("memories")
+	bucketMemorySessions = []byte("memory_sessions")
+	bucketMemoryDeleted  = []byte("memory_deleted")
 
 	keyFormat = []byte("format")
-
-	allBuckets = [][]byte{bucketSessions, bucketEvents, bucketTail, bucketAppState, bucketUserState,
-		bucketArtifacts, bucketRegistryApps, bucketRegistryMods, bucketRegistryInfos}
 )
+
+// layout lists the top-level buckets besides bucketMeta, each with the
+// format version that introduced it: a file of an older format lacks
+// those, and Open adds them.
+var layout = []struct {
+	name  []byte
+	since uint32
+}{
+	{bucketSessions, 1}, {bucketEvents, 1}, {bucketAppState, 1}, {bucketUserState, 1},
+	{bucketArtifacts, 1}, {bucketRegistryApps, 1}, {bucketRegistryMods, 1}, {bucketRegistryInfos, 1},
+	{bucketTail, 2},
+	{bucketMemories, 3}, {bucketMemorySessions, 3}, {bucketMemoryDeleted, 3},
+}
 
 // Open opens the store file at path, creating it if it does not exist. It
 // refuses a damaged file (ErrCorrupt), one of another format version
@@ -187,6 +200,7 @@ func Open(path string, cfg Config) (*DB, error) {
 	db.sessions = &SessionService{db: db, cache: newSessionCache(cacheBytes)}
 	db.artifacts = &ArtifactService{db: db}
 	db.registry = &Registry{db: db}
+	db.memory = &MemoryService{db: db}
 	return db, nil
 }
 
@@ -202,6 +216,9 @@ func (db *DB) Artifacts() *ArtifactService { return db.artifacts }
 // Registry returns the app and module registry.
 func (db *DB) Registry() *Registry { return db.registry }
 
+// Memory returns the memory store.
+func (db *DB) Memory() *MemoryService { return db.memory }
+
 // Close waits for operations under way, then closes the file. Every
 // acknowledged write is already on disk; Close adds no fsync. Operations
 // after Close return ErrClosed.
@@ -216,9 +233,10 @@ func (db *DB) Close() error {
 }
 
 // initLayout checks the format marker, or writes it and the buckets into a
-// new file.
+// new file, or upgrades a file of an older format.
 func (db *DB) initLayout() error {
-	var missing, upgrade bool
+	var missing bool
+	var from uint32 // the version of a file to upgrade
 	err := db.view(func(tx *bbolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
@@ -234,16 +252,16 @@ func (db *DB) initLayout() error {
 		if len(v) != 4 {
 			return db.corrupt("format marker is %d bytes, want 4", len(v))
 		}
-		switch ver := binary.BigEndian.Uint32(v); ver {
-		case FormatVersion:
-		case 1:
-			upgrade = true
-		default:
+		ver := binary.BigEndian.Uint32(v)
+		if ver == 0 || ver > FormatVersion {
 			return &FormatError{Path: db.path, Version: ver}
 		}
-		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil && !(upgrade && bytes.Equal(b, bucketTail)) {
-				return db.corrupt("bucket %q is missing", b)
+		if ver < FormatVersion {
+			from = ver
+		}
+		for _, b := range layout {
+			if b.since <= ver && tx.Bucket(b.name) == nil {
+				return db.corrupt("bucket %q is missing", b.name)
 			}
 		}
 		return nil
@@ -251,12 +269,17 @@ func (db *DB) initLayout() error {
 	switch {
 	case err != nil:
 		return err
-	case upgrade:
-		// Format 1 is format 2 without the tail bucket: add it and the new
-		// marker in one transaction.
+	case from != 0:
+		// An older format lacks only the buckets added since: add them
+		// and the new marker in one transaction.
 		return db.update(func(tx *bbolt.Tx) error {
-			if _, err := tx.CreateBucket(bucketTail); err != nil {
-				return fmt.Errorf("bolt: %s: upgrade to format %d: %w", db.path, FormatVersion, err)
+			for _, b := range layout {
+				if b.since <= from {
+					continue
+				}
+				if _, err := tx.CreateBucketIfNotExists(b.name); err != nil {
+					return fmt.Errorf("bolt: %s: upgrade from format %d to %d: %w", db.path, from, FormatVersion, err)
+				}
 			}
 			return tx.Bucket(bucketMeta).Put(keyFormat, binary.BigEndian.AppendUint32(nil, FormatVersion))
 		})
@@ -271,8 +294,8 @@ func (db *DB) initLayout() error {
 		if err := meta.Put(keyFormat, binary.BigEndian.AppendUint32(nil, FormatVersion)); err != nil {
 			return err
 		}
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucket(b); err != nil {
+		for _, b := range layout {
+			if _, err := tx.CreateBucket(b.name); err != nil {
 				return err
 			}
 		}

@@ -1,19 +1,21 @@
-// Package bolt stores sessions, artifacts and the app and module registry in
-// one bbolt file (go.etcd.io/bbolt), durably and with group commit.
+// Package bolt stores sessions, artifacts, memories and the app and module
+// registry in one bbolt file (go.etcd.io/bbolt), durably and with group
+// commit.
 //
-// One DB, opened with Open, serves three stores: Sessions (a
-// session.Service), Artifacts (an artifact.Service) and Registry. README.md
-// beside this file documents the on-disk layout.
+// One DB, opened with Open, serves four stores: Sessions (a
+// session.Service), Artifacts (an artifact.Service), Memory (a
+// memory.Service) and Registry. README.md beside this file documents the
+// on-disk layout.
 //
 // # Durability
 //
-// Every write (create, append, delete, save) is acknowledged only after the
-// bbolt transaction that holds it has committed, and bbolt commits with two
-// fdatasync calls, one for the data pages and one for the meta page. The
-// file is never opened with NoSync. A write that returned nil survives a
-// crash or power loss; a write that returned an error, or did not return
-// before the crash, is either wholly in the file or wholly absent, never in
-// part. A reopened file needs no repair: bbolt keeps two meta pages and
+// Every write (create, append, delete, save, ingestion into memory) is
+// acknowledged only after the bbolt transaction that holds it has
+// committed, and bbolt commits with two fdatasync calls, one for the data
+// pages and one for the meta page. The file is never opened with NoSync.
+// A write that returned nil survives a crash or power loss; a write that
+// returned an error, or did not return before the crash, is either wholly
+// in the file or wholly absent, never in part. A reopened file needs no repair: bbolt keeps two meta pages and
 // falls back to the older one if the newer was torn.
 //
 // # Group commit

@@ -100,13 +100,13 @@ func TestUnknownFormatVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	// A later release's file: same layout, format 3.
+	// A later release's file: same layout, format 4.
 	raw, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := raw.Update(func(tx *bbolt.Tx) error {
-		return tx.Bucket([]byte("adkhost")).Put([]byte("format"), []byte{0, 0, 0, 3})
+		return tx.Bucket([]byte("adkhost")).Put([]byte("format"), []byte{0, 0, 0, 4})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +114,10 @@ func TestUnknownFormatVersion(t *testing.T) {
 
 	_, err = bolt.Open(path, bolt.Config{})
 	var fe *bolt.FormatError
-	if !errors.As(err, &fe) || fe.Version != 3 {
-		t.Fatalf("Open of a format 3 file: err = %v, want a *FormatError for version 3", err)
+	if !errors.As(err, &fe) || fe.Version != 4 {
+		t.Fatalf("Open of a format 4 file: err = %v, want a *FormatError for version 4", err)
 	}
-	for _, want := range []string{path, "format version 3", "version 2"} {
+	for _, want := range []string{path, "format version 4", "version 3"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

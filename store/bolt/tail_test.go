@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -251,9 +252,39 @@ func TestTailSettlesOthers(t *testing.T) {
 	}
 }
 
-// TestUpgradeFormat1 checks that a format 1 file (no tail bucket) opens as
-// format 2 with its sessions intact.
-func TestUpgradeFormat1(t *testing.T) {
+// downgrade makes db's file one of format ver: it settles the tail if
+// ver has none, drops the buckets added after ver and writes its marker.
+func downgrade(t *testing.T, db *DB, ver uint32) {
+	t.Helper()
+	if err := db.update(func(tx *bbolt.Tx) error {
+		if ver < 2 {
+			if err := db.settleTail(tx, nil); err != nil {
+				return err
+			}
+		}
+		for _, b := range layout {
+			if b.since > ver {
+				if err := tx.DeleteBucket(b.name); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keyFormat, binary.BigEndian.AppendUint32(nil, ver))
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpgrade checks that a file of each older format (1: no tail and no
+// memory buckets; 2: no memory buckets) opens as the current format with
+// its sessions intact, its layout complete and every store usable.
+func TestUpgrade(t *testing.T) {
+	for ver := uint32(1); ver < FormatVersion; ver++ {
+		t.Run(fmt.Sprintf("format%d", ver), func(t *testing.T) { testUpgrade(t, ver) })
+	}
+}
+
+func testUpgrade(t *testing.T, from uint32) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
 	db, err := Open(path, Config{})
@@ -270,31 +301,29 @@ func TestUpgradeFormat1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Make it format 1: settle the tail, drop the bucket, mark it 1.
-	if err := db.update(func(tx *bbolt.Tx) error {
-		if err := db.settleTail(tx, nil); err != nil {
-			return err
-		}
-		if err := tx.DeleteBucket(bucketTail); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(keyFormat, []byte{0, 0, 0, 1})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	downgrade(t, db, from)
 	db.Close()
 
 	if db, err = Open(path, Config{}); err != nil {
-		t.Fatalf("Open of a format 1 file: %v", err)
+		t.Fatalf("Open of a format %d file: %v", from, err)
 	}
 	defer db.Close()
 	var format []byte
+	var missing [][]byte
 	db.view(func(tx *bbolt.Tx) error {
 		format = append(format, tx.Bucket(bucketMeta).Get(keyFormat)...)
+		for _, b := range layout {
+			if tx.Bucket(b.name) == nil {
+				missing = append(missing, b.name)
+			}
+		}
 		return nil
 	})
 	if !reflect.DeepEqual(format, []byte{0, 0, 0, FormatVersion}) {
 		t.Fatalf("format marker after upgrade: %v", format)
+	}
+	if len(missing) > 0 {
+		t.Fatalf("buckets missing after upgrade: %q", missing)
 	}
 	svc = db.Sessions()
 	g, err := svc.Get(ctx, &session.GetRequest{AppName: "a", UserID: "u", SessionID: "s"})
@@ -307,7 +336,35 @@ func TestUpgradeFormat1(t *testing.T) {
 	if err := svc.AppendEvent(ctx, g, tailEvent(2)); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.Memory().AddSession(ctx, g); err != nil {
+		t.Fatalf("memory after upgrade: %v", err)
+	}
 	if err := db.Verify(); err != nil {
 		t.Fatal(err)
+	}
+	db.Close()
+	// Upgraded once: the next Open finds the current format.
+	if db, err = Open(path, Config{}); err != nil {
+		t.Fatalf("Open after the upgrade: %v", err)
+	}
+}
+
+// TestMissingBucket checks that a file of the current format missing a
+// bucket of its format is refused as corrupt, not upgraded.
+func TestMissingBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	db, err := Open(path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.update(func(tx *bbolt.Tx) error { return tx.DeleteBucket(bucketMemoryDeleted) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = Open(path, Config{}); !errors.Is(err, ErrCorrupt) {
+		if err == nil {
+			db.Close()
+		}
+		t.Fatalf("Open of a format %d file without %s: err = %v, want ErrCorrupt", FormatVersion, bucketMemoryDeleted, err)
 	}
 }
