@@ -71,6 +71,10 @@ const (
 	ImportInvocationInfo      = "invocation_info"
 	ImportConfigGet           = "config_get"
 	ImportHTTPRequest         = "http_request"
+	// Added within v1 (ABI.md §12): google-adk's search_memory and
+	// add_session_to_memory.
+	ImportMemorySearch     = "memory_search"
+	ImportMemoryAddSession = "memory_add_session"
 )
 
 // Hook names a callable export: a tool call or a callback. The export is
@@ -197,12 +201,13 @@ const (
 	CapEnv       Capability = "env"       // WASI environment variables
 	CapClock     Capability = "clock"     // WASI real wall and monotonic clocks, sleep
 	CapRandom    Capability = "random"    // WASI random_get from a cryptographic source
+	CapMemory    Capability = "memory"    // memory_search, memory_add_session (added within v1)
 )
 
 // Known reports whether c is a v1 capability.
 func (c Capability) Known() bool {
 	switch c {
-	case CapState, CapActions, CapArtifacts, CapConfig, CapHTTP, CapFS, CapEnv, CapClock, CapRandom:
+	case CapState, CapActions, CapArtifacts, CapConfig, CapHTTP, CapFS, CapEnv, CapClock, CapRandom, CapMemory:
 		return true
 	}
 	return false
@@ -222,6 +227,8 @@ func ImportCapability(name string) (Capability, bool) {
 		return CapConfig, true
 	case ImportHTTPRequest:
 		return CapHTTP, true
+	case ImportMemorySearch, ImportMemoryAddSession:
+		return CapMemory, true
 	case ImportLog, ImportInvocationInfo:
 		return "", true
 	}

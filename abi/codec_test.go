@@ -132,6 +132,36 @@ func TestHookTable(t *testing.T) {
 	if c, _ := abi.ImportCapability(abi.ImportArtifactSave); c != abi.CapArtifacts {
 		t.Errorf("artifact_save needs %q", c)
 	}
+	for _, op := range []string{abi.ImportMemorySearch, abi.ImportMemoryAddSession} {
+		if c, ok := abi.ImportCapability(op); !ok || c != abi.CapMemory {
+			t.Errorf("ImportCapability(%s) = %q, %v; want %q", op, c, ok, abi.CapMemory)
+		}
+	}
+	if !abi.CapMemory.Known() {
+		t.Error("capability memory unknown")
+	}
+}
+
+func TestSearchMemoryResponseJSON(t *testing.T) {
+	// google-adk's SearchMemoryResponse.model_dump: snake_case keys, unset
+	// optional fields left out, custom_metadata always present.
+	r := abi.SearchMemoryResponse{Memories: []abi.MemoryEntry{
+		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I like tea"}}}, CustomMetadata: map[string]any{"k": "v"},
+			ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
+		{CustomMetadata: map[string]any{}},
+	}}
+	b, err := json.Marshal(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"memories":[{"content":{"role":"user","parts":[{"text":"I like tea"}]},"custom_metadata":{"k":"v"},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"},{"content":null,"custom_metadata":{}}]}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	var back abi.SearchMemoryResponse
+	if err := abi.DecodeValue(b, &back, 0); err != nil || len(back.Memories) != 2 || back.Memories[0].Author != "user" {
+		t.Fatalf("decode: %+v, %v", back, err)
+	}
 }
 
 func TestDescribeValidate(t *testing.T) {

@@ -141,6 +141,8 @@ func FuzzDecodeHostCall(f *testing.F) {
 		`{"abiVersion":1,"op":"artifact_save","name":"a.txt","value":{"text":"hi"}}`,
 		`{"abiVersion":1,"op":"log","level":-4,"message":"debug line"}`,
 		`{"abiVersion":1,"op":"http_request","value":{"method":"POST","url":"https://api.example.com/x","headers":{"a":"b"},"body":"e30="}}`,
+		`{"abiVersion":1,"op":"memory_search","query":"tea"}`,
+		`{"abiVersion":1,"op":"memory_add_session"}`,
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		roundTrip(t, data, func() abi.Message { return new(abi.HostCall) })

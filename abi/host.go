@@ -43,6 +43,14 @@ type Host interface {
 	// Log receives a guest's log line.
 	Log(ctx context.Context, level slog.Level, msg string)
 	InvocationInfo(ctx context.Context) (*InvocationInfo, error)
+	// MemorySearch searches the current user's memories (google-adk
+	// search_memory). StatusUnavailable when the runner has no memory
+	// service.
+	MemorySearch(ctx context.Context, query string) (*SearchMemoryResponse, error)
+	// MemoryAddSession adds the current session to the memory service
+	// (google-adk add_session_to_memory). StatusUnavailable when the runner
+	// has no memory service.
+	MemoryAddSession(ctx context.Context) error
 }
 
 // UnavailableHost answers every call with StatusUnavailable and drops log
@@ -77,3 +85,7 @@ func (UnavailableHost) Log(context.Context, slog.Level, string) {}
 func (UnavailableHost) InvocationInfo(context.Context) (*InvocationInfo, error) {
 	return nil, StatusUnavailable
 }
+func (UnavailableHost) MemorySearch(context.Context, string) (*SearchMemoryResponse, error) {
+	return nil, StatusUnavailable
+}
+func (UnavailableHost) MemoryAddSession(context.Context) error { return StatusUnavailable }

@@ -277,6 +277,8 @@ type HostCall struct {
 	// 4 warn, 8 error.
 	Level   int    `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Query: memory_search (added within v1).
+	Query string `json:"query,omitempty"`
 }
 
 // HostReply answers a HostCall. Value is the call's result when Status is
@@ -304,4 +306,23 @@ type HTTPResponse struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    []byte            `json:"body,omitempty"`
+}
+
+// SearchMemoryResponse is the result of memory_search: google-adk's
+// SearchMemoryResponse, in its own wire format (snake_case keys, as
+// model_dump writes them), the best matches first.
+type SearchMemoryResponse struct {
+	Memories []MemoryEntry `json:"memories"`
+}
+
+// MemoryEntry is one memory (google-adk MemoryEntry). Content is in the
+// ABI's Content format; CustomMetadata is free-form; ID, Author and
+// Timestamp (text, as google-adk's datetime.isoformat writes it) are left
+// out when empty.
+type MemoryEntry struct {
+	Content        *Content       `json:"content"`
+	CustomMetadata map[string]any `json:"custom_metadata"`
+	ID             string         `json:"id,omitempty"`
+	Author         string         `json:"author,omitempty"`
+	Timestamp      string         `json:"timestamp,omitempty"`
 }

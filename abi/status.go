@@ -23,7 +23,8 @@ const (
 	// capability; or an HTTP destination is not allowed.
 	StatusDenied Status = 3
 	// StatusUnavailable: the operation does not apply to this call (e.g.
-	// request_confirmation outside a tool call, or no invocation bound).
+	// request_confirmation outside a tool call, no invocation bound, or no
+	// memory service for memory_search).
 	StatusUnavailable Status = 4
 	// StatusTooLarge: an argument or the result exceeds the module's limits.
 	StatusTooLarge Status = 5

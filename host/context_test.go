@@ -73,7 +73,8 @@ func (c *fakeCtx) ListArtifacts() ([]string, error) {
 	return c.arts.List(c, "app", "u", "s1")
 }
 
-// The memory calls are not part of the ABI: a module never reaches them.
+// The memory calls: no memories, and adding a session does nothing. The
+// end-to-end tests (memory_test.go) use a runner's memory service.
 func (c *fakeCtx) AddSessionToMemory() error                                { return nil }
 func (c *fakeCtx) AddEventsToMemory([]*session.Event, map[string]any) error { return nil }
 func (c *fakeCtx) AddMemory([]memory.Entry, map[string]any) error           { return nil }

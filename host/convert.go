@@ -17,6 +17,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
 )
@@ -873,4 +874,24 @@ func f64to32(f *float64) *float32 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(*f, 'g', -1, 64), 32)
 	r := float32(v)
 	return &r
+}
+
+// MemoryToABI converts a memory search result for a guest: the same JSON
+// as memory.SearchResponse's, with each content as ContentToABI has it. A
+// nil response is one without memories.
+func MemoryToABI(r *memory.SearchResponse) *abi.SearchMemoryResponse {
+	out := &abi.SearchMemoryResponse{Memories: []abi.MemoryEntry{}}
+	if r == nil {
+		return out
+	}
+	for _, e := range r.Memories {
+		out.Memories = append(out.Memories, abi.MemoryEntry{
+			Content:        ContentToABI(e.Content),
+			CustomMetadata: e.CustomMetadata,
+			ID:             e.ID,
+			Author:         e.Author,
+			Timestamp:      e.Timestamp,
+		})
+	}
+	return out
 }

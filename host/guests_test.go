@@ -56,11 +56,11 @@ func guest(t testing.TB) (*sandbox.Runtime, []byte) {
 }
 
 // grantAll grants what testdata/guest asks for.
-var grantAll = sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}}
+var grantAll = sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}, Memory: true}
 
 // load loads the test module for an owner of the test's own, so each test
 // has its own pool. cfg.Owner defaults to the test's name; cfg.Grants
-// without Config to grantAll (the module asks for all four).
+// without Config to grantAll (the module asks for all five).
 func load(t testing.TB, cfg host.ModuleConfig) *host.Module {
 	t.Helper()
 	rt, wasm := guest(t)

@@ -198,6 +198,40 @@ func artifactStatus(err error) error {
 	return err
 }
 
+// MemorySearch searches the user's memories through the callback context,
+// as a Go tool's ctx.SearchMemory does; the run-level plugin hooks have
+// none.
+func (h *callHost) MemorySearch(_ context.Context, query string) (*abi.SearchMemoryResponse, error) {
+	if h.cc == nil {
+		return nil, abi.StatusUnavailable
+	}
+	resp, err := h.cc.SearchMemory(query)
+	if err != nil {
+		return nil, memoryStatus(err)
+	}
+	return MemoryToABI(resp), nil
+}
+
+// MemoryAddSession adds the current session to the memory service, as a
+// Go tool's ctx.AddSessionToMemory does.
+func (h *callHost) MemoryAddSession(context.Context) error {
+	if h.cc == nil {
+		return abi.StatusUnavailable
+	}
+	if err := h.cc.AddSessionToMemory(); err != nil {
+		return memoryStatus(err)
+	}
+	return nil
+}
+
+// memoryStatus maps a memory error to a status; others are FAILED.
+func memoryStatus(err error) error {
+	if errors.Is(err, engine.ErrNoMemoryService) {
+		return abi.StatusUnavailable
+	}
+	return err
+}
+
 // Log writes a guest's line to the module's logger, with the module's name,
 // the hook and the invocation.
 func (h *callHost) Log(ctx context.Context, level slog.Level, msg string) {

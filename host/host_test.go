@@ -183,7 +183,7 @@ func TestRunLevelHooksReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `state_get=OK "blue" state_set=UNAVAILABLE skip_summarization=UNAVAILABLE artifact_list=UNAVAILABLE invocation=e-1`
+	want := `state_get=OK "blue" state_set=UNAVAILABLE skip_summarization=UNAVAILABLE artifact_list=UNAVAILABLE memory_add_session=UNAVAILABLE invocation=e-1`
 	if msg == nil || len(msg.Parts) != 1 || msg.Parts[0].Text != want {
 		t.Fatalf("message = %+v, want text %q", msg, want)
 	}

@@ -301,6 +301,36 @@ func (cs *callState) httpRequest(ctx context.Context, reqJSON []byte) ([]byte, a
 	return cs.marshal(abi.ImportHTTPRequest, resp)
 }
 
+// memorySearch returns the JSON of an abi.SearchMemoryResponse. An empty
+// query is allowed, as google-adk's search_memory allows it.
+func (cs *callState) memorySearch(ctx context.Context, query string) ([]byte, abi.Status) {
+	h, s := cs.hostFor(abi.ImportMemorySearch)
+	if s != abi.StatusOK {
+		return nil, s
+	}
+	if !utf8.ValidString(query) {
+		return nil, abi.StatusInvalidArgument
+	}
+	resp, err := h.MemorySearch(ctx, query)
+	if s := cs.status(abi.ImportMemorySearch, err); s != abi.StatusOK {
+		return nil, s
+	}
+	// google-adk always answers a list: never null.
+	r := abi.SearchMemoryResponse{Memories: []abi.MemoryEntry{}}
+	if resp != nil && resp.Memories != nil {
+		r.Memories = resp.Memories
+	}
+	return cs.marshal(abi.ImportMemorySearch, &r)
+}
+
+func (cs *callState) memoryAddSession(ctx context.Context) abi.Status {
+	h, s := cs.hostFor(abi.ImportMemoryAddSession)
+	if s != abi.StatusOK {
+		return s
+	}
+	return cs.status(abi.ImportMemoryAddSession, h.MemoryAddSession(ctx))
+}
+
 func (cs *callState) marshal(op string, v any) ([]byte, abi.Status) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -355,6 +385,10 @@ func (cs *callState) dispatch(ctx context.Context, c *abi.HostCall) *abi.HostRep
 		}
 	case abi.ImportHTTPRequest:
 		v, s = cs.httpRequest(ctx, c.Value)
+	case abi.ImportMemorySearch:
+		v, s = cs.memorySearch(ctx, c.Query)
+	case abi.ImportMemoryAddSession:
+		s = cs.memoryAddSession(ctx)
 	default:
 		s = abi.StatusInvalidArgument
 	}

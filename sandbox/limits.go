@@ -131,6 +131,9 @@ type Grants struct {
 	// Clock gives the real wall and monotonic clocks and sleep
 	// (abi.CapClock); Random gives crypto/rand (abi.CapRandom).
 	Clock, Random bool
+	// Memory lets memory_search and memory_add_session reach the call's
+	// abi.Host (abi.CapMemory): the user's memories, across sessions.
+	Memory bool
 }
 
 // HTTPGrant lists the destinations of http_request.
@@ -172,6 +175,8 @@ func (g *Grants) granted(c abi.Capability) bool {
 		return g.Clock
 	case abi.CapRandom:
 		return g.Random
+	case abi.CapMemory:
+		return g.Memory
 	}
 	return false
 }

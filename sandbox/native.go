@@ -480,6 +480,17 @@ var hostFuncs = map[string]hostFunc{
 		v, s := cs.httpRequest(ctx, req)
 		return cs.writeResult(ctx, m, v, s, st[2], st[3])
 	}},
+	abi.ImportMemorySearch: {params(4), func(ctx context.Context, cs *callState, m api.Module, st []uint64) abi.Status {
+		query, s := cs.readString(m, st[0], st[1])
+		if s != abi.StatusOK {
+			return s
+		}
+		v, s := cs.memorySearch(ctx, query)
+		return cs.writeResult(ctx, m, v, s, st[2], st[3])
+	}},
+	abi.ImportMemoryAddSession: {params(0), func(ctx context.Context, cs *callState, m api.Module, st []uint64) abi.Status {
+		return cs.memoryAddSession(ctx)
+	}},
 }
 
 // params returns the signature (i32 × n) -> i32.

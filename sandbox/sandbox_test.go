@@ -470,7 +470,7 @@ func TestHostCallLimit(t *testing.T) {
 	t.Run("extism", func(t *testing.T) {
 		p := pool(t, r, load(t, r, goGuest(t, "extismguest")), sandbox.PoolConfig{
 			Limits: sandbox.Limits{MaxHostCalls: 2, Timeout: 5 * time.Second},
-			Grants: sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}},
+			Grants: sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}, Memory: true},
 		})
 		h := &recordingHost{state: map[string]json.RawMessage{}}
 		log := map[string]any{"op": "log", "level": 0, "message": "again"}
@@ -780,6 +780,16 @@ func (h *recordingHost) InvocationInfo(context.Context) (*abi.InvocationInfo, er
 	return &abi.InvocationInfo{InvocationID: "e-1"}, nil
 }
 
+// MemorySearch answers one memory whose text is the query.
+func (h *recordingHost) MemorySearch(_ context.Context, query string) (*abi.SearchMemoryResponse, error) {
+	return &abi.SearchMemoryResponse{Memories: []abi.MemoryEntry{{
+		Content:        &abi.Content{Role: "user", Parts: []*abi.Part{{Text: query}}},
+		CustomMetadata: map[string]any{"query": query},
+	}}}, nil
+}
+
+func (h *recordingHost) MemoryAddSession(context.Context) error { return h.act("add session") }
+
 func TestHostFunctionsAndGrants(t *testing.T) {
 	r := newRuntime(t)
 	ctx := context.Background()
@@ -919,7 +929,7 @@ func TestExtismTransport(t *testing.T) {
 	}
 	p := pool(t, r, m, sandbox.PoolConfig{
 		Limits: sandbox.Limits{Timeout: 500 * time.Millisecond, MaxInstances: 2, MaxInputBytes: 1 << 16},
-		Grants: sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}},
+		Grants: sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}, Memory: true},
 	})
 	h := &recordingHost{state: map[string]json.RawMessage{"who": json.RawMessage(`"world"`)}}
 	ctx := context.Background()
@@ -954,6 +964,8 @@ func TestExtismTransport(t *testing.T) {
 		map[string]any{"op": "invocation_info"},
 		map[string]any{"op": "config_get", "key": "nope"},
 		map[string]any{"op": "http_request", "value": map[string]any{"url": "https://example.com/"}},
+		map[string]any{"op": "memory_search", "query": "tea"},
+		map[string]any{"op": "memory_add_session"},
 		map[string]any{"op": "teleport"},
 		map[string]any{"op": "state_get", "key": "k", "surprise": true},
 	}
@@ -983,13 +995,15 @@ func TestExtismTransport(t *testing.T) {
 		`{"abiVersion":1,"status":0,"value":{"agentName":"","appName":"","invocationId":"e-1","sessionId":"","userId":""}}`,
 		`{"abiVersion":1,"status":1}`,
 		`{"abiVersion":1,"status":3}`,
+		`{"abiVersion":1,"status":0,"value":{"memories":[{"content":{"parts":[{"text":"tea"}],"role":"user"},"custom_metadata":{"query":"tea"}}]}}`,
+		`{"abiVersion":1,"status":0}`,
 		`{"abiVersion":1,"status":2}`,
 		`{"abiVersion":1,"status":2}`,
 	}
 	if !reflect.DeepEqual(replies, wantReplies) {
 		t.Fatalf("replies\n got %q\nwant %q", replies, wantReplies)
 	}
-	if string(h.state["temp:n"]) != "null" || len(h.actions) != 4 || len(h.logs) != 1 || h.logs[0] != "WARN careful" {
+	if string(h.state["temp:n"]) != "null" || len(h.actions) != 5 || h.actions[4] != "add session" || len(h.logs) != 1 || h.logs[0] != "WARN careful" {
 		t.Fatalf("host saw state %v, actions %q, logs %q", h.state, h.actions, h.logs)
 	}
 

@@ -318,6 +318,22 @@ adkhost:
 			},
 		},
 		{
+			name: "memory grant",
+			files: files(root, `
+name: a
+model: m
+instruction: x
+adkhost:
+  modules:
+    weather:
+      grants: {memory: 1, memroy: true}
+`),
+			want: []wantErr{
+				{root, 7, 24, "adkhost.modules.weather.grants.memory", "want true or false"},
+				{root, 7, 27, "adkhost.modules.weather.grants.memroy", `unknown grant "memroy" (did you mean memory?); grants: state, actions, artifacts, memory, config, http, env, clock, random`},
+			},
+		},
+		{
 			name:    "unknown module",
 			modules: true,
 			files: files(root, `

@@ -201,7 +201,7 @@ func (l *loader) parseGrants(v val, g *sandbox.Grants) {
 		l.add(v.errf("want a mapping of grants, got %s", v.kind()))
 		return
 	}
-	names := []string{"state", "actions", "artifacts", "config", "http", "env", "clock", "random"}
+	names := []string{"state", "actions", "artifacts", "memory", "config", "http", "env", "clock", "random"}
 	for _, e := range entries {
 		switch e.key {
 		case "state":
@@ -210,6 +210,8 @@ func (l *loader) parseGrants(v val, g *sandbox.Grants) {
 			g.Actions, _ = l.optBool(e.val)
 		case "artifacts":
 			g.Artifacts, _ = l.optBool(e.val)
+		case "memory":
+			g.Memory, _ = l.optBool(e.val)
 		case "clock":
 			g.Clock, _ = l.optBool(e.val)
 		case "random":

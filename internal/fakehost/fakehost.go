@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/adkhost/adkhost/abi"
@@ -28,6 +29,14 @@ type Host struct {
 	ConfigValues map[string]string
 	// Info is what InvocationInfo returns; nil answers StatusUnavailable.
 	Info *abi.InvocationInfo
+	// Memories are what MemorySearch searches: an entry matches when the
+	// text of its parts contains the query, case-insensitively (an empty
+	// query matches all). NoMemory makes MemorySearch and MemoryAddSession
+	// answer StatusUnavailable, as a runner without a memory service does.
+	Memories []abi.MemoryEntry
+	NoMemory bool
+	// SessionsAdded counts the successful MemoryAddSession calls.
+	SessionsAdded int
 	// Calls records each call as "op arg..." in order; Logs each log line
 	// as "LEVEL msg".
 	Calls, Logs []string
@@ -166,6 +175,42 @@ func (h *Host) InvocationInfo(context.Context) (*abi.InvocationInfo, error) {
 	}
 	info := *h.Info
 	return &info, nil
+}
+
+func (h *Host) MemorySearch(_ context.Context, query string) (*abi.SearchMemoryResponse, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("memory_search %s", query)
+	if h.NoMemory {
+		return nil, abi.StatusUnavailable
+	}
+	r := &abi.SearchMemoryResponse{Memories: []abi.MemoryEntry{}}
+	q := strings.ToLower(query)
+	for _, e := range h.Memories {
+		var text strings.Builder
+		if e.Content != nil {
+			for _, p := range e.Content.Parts {
+				if p != nil {
+					text.WriteString(p.Text)
+				}
+			}
+		}
+		if strings.Contains(strings.ToLower(text.String()), q) {
+			r.Memories = append(r.Memories, e)
+		}
+	}
+	return r, nil
+}
+
+func (h *Host) MemoryAddSession(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.record("memory_add_session")
+	if h.NoMemory {
+		return abi.StatusUnavailable
+	}
+	h.SessionsAdded++
+	return nil
 }
 
 // ConfigGet serves config_get for adkhost.UseHost (the sandbox serves it

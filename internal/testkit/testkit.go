@@ -15,6 +15,7 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/model/scripted"
 	"github.com/adkhost/adkhost/engine/session"
@@ -28,13 +29,27 @@ type World struct {
 	Runner   *engine.Runner
 	Sessions *session.InMemoryService
 	Model    *scripted.Model
+	// Memory is the runner's memory service, nil unless Options gave one.
+	Memory memory.Service
+}
+
+// Options add services to a World's runner.
+type Options struct {
+	// Memory is the runner's memory service; nil for none, as NewWorld has.
+	Memory memory.Service
 }
 
 // NewWorld builds a World whose root agent is cfg (its name and model set
 // by NewWorld) answering with script.
 func NewWorld(t *testing.T, cfg engine.LlmAgentConfig, plugins []callbacks.Plugin, script ...scripted.Step) *World {
 	t.Helper()
-	w := &World{T: t, Sessions: session.NewInMemoryService(), Model: scripted.FromSteps("scripted-model", script...)}
+	return NewWorldWith(t, Options{}, cfg, plugins, script...)
+}
+
+// NewWorldWith is NewWorld with the services of opts.
+func NewWorldWith(t *testing.T, opts Options, cfg engine.LlmAgentConfig, plugins []callbacks.Plugin, script ...scripted.Step) *World {
+	t.Helper()
+	w := &World{T: t, Sessions: session.NewInMemoryService(), Model: scripted.FromSteps("scripted-model", script...), Memory: opts.Memory}
 	cfg.Name = "root"
 	cfg.Model = w.Model
 	a, err := engine.NewLlmAgent(cfg)
@@ -43,7 +58,7 @@ func NewWorld(t *testing.T, cfg engine.LlmAgentConfig, plugins []callbacks.Plugi
 	}
 	w.Runner, err = engine.NewRunner(engine.RunnerConfig{
 		AppName: "app", Agent: a, Sessions: w.Sessions, Artifacts: artifact.NewInMemoryService(),
-		Plugins: plugins, AutoCreateSession: true,
+		Plugins: plugins, AutoCreateSession: true, Memory: opts.Memory,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -47,3 +47,7 @@ int32_t adkhost_state_set_str(const char *key, const char *json) {
 int32_t adkhost_log_str(int32_t level, const char *msg) {
   return adkhost_log(level, msg, (uint32_t)strlen(msg));
 }
+
+int32_t adkhost_memory_search_str(const char *query, char **ret_ptr, uint32_t *ret_len) {
+  return adkhost_memory_search(query, (uint32_t)strlen(query), ret_ptr, ret_len);
+}

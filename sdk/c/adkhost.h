@@ -148,10 +148,21 @@ ADKHOST_IMPORT(config_get)
 int32_t adkhost_config_get(const char *key, uint32_t key_len, char **ret_ptr, uint32_t *ret_len);
 ADKHOST_IMPORT(http_request)
 int32_t adkhost_http_request(const char *req, uint32_t req_len, char **ret_ptr, uint32_t *ret_len);
+/*
+ * Capability "memory" (added within v1: a host that predates it refuses the
+ * module at load). The result is the JSON of a SearchMemoryResponse,
+ * {"memories": [...]}; ADKHOST_UNAVAILABLE when the runner has no memory
+ * service.
+ */
+ADKHOST_IMPORT(memory_search)
+int32_t adkhost_memory_search(const char *query, uint32_t query_len, char **ret_ptr, uint32_t *ret_len);
+ADKHOST_IMPORT(memory_add_session)
+int32_t adkhost_memory_add_session(void);
 
 /* Helpers for C strings: a key, and a JSON value or log message. */
 int32_t adkhost_state_set_str(const char *key, const char *json);
 int32_t adkhost_log_str(int32_t level, const char *msg);
+int32_t adkhost_memory_search_str(const char *query, char **ret_ptr, uint32_t *ret_len);
 
 #ifdef __cplusplus
 }

@@ -103,6 +103,12 @@ func invocationInfo(rp, rl *uint32) int32
 //go:wasmimport adkhost config_get
 func configGet(kp, kl uint32, rp, rl *uint32) int32
 
+//go:wasmimport adkhost memory_search
+func memorySearch(qp, ql uint32, rp, rl *uint32) int32
+
+//go:wasmimport adkhost memory_add_session
+func memoryAddSession() int32
+
 // ---- The module ----
 
 var describe = abi.Describe{
@@ -119,7 +125,7 @@ var describe = abi.Describe{
 			Response: json.RawMessage(`{"type":"object"}`)},
 	},
 	Hooks:        abi.Hooks(),
-	Capabilities: []abi.Capability{abi.CapState, abi.CapActions, abi.CapArtifacts, abi.CapConfig},
+	Capabilities: []abi.Capability{abi.CapState, abi.CapActions, abi.CapArtifacts, abi.CapConfig, abi.CapMemory},
 }
 
 //go:wasmexport adkhost_describe
@@ -201,6 +207,10 @@ func probe(in abi.ToolCallInput) map[string]any {
 			st = logLine(4, ap, al)
 		case "invocation_info":
 			st = invocationInfo(&rp, &rl)
+		case "memory_search":
+			st = memorySearch(ap, al, &rp, &rl)
+		case "memory_add_session":
+			st = memoryAddSession()
 		case "config_get":
 			if st = configGet(ap, al, &rp, &rl); st == 0 {
 				res = string(take(rp, rl)) // raw bytes, not JSON
@@ -362,7 +372,8 @@ func onUserMessage(p, n uint32) uint64 {
 		t = "state_get=" + abi.Status(got).String() + " " + value +
 			" state_set=" + abi.Status(stateSet(kp, kl, vp, vl)).String() +
 			" skip_summarization=" + abi.Status(skipSummarization()).String() +
-			" artifact_list=" + abi.Status(artifactList(&rp, &rl)).String()
+			" artifact_list=" + abi.Status(artifactList(&rp, &rl)).String() +
+			" memory_add_session=" + abi.Status(memoryAddSession()).String()
 		if st := invocationInfo(&rp, &rl); st == 0 {
 			var info abi.InvocationInfo
 			json.Unmarshal(take(rp, rl), &info)

@@ -37,7 +37,7 @@ const describe = `{"abiVersion":1,"name":"extismguest","tools":[
  {"name":"loop","description":"Never returns."},
  {"name":"fail","description":"Reports an Extism error."},
  {"name":"host","description":"Makes the host calls in args.calls and returns the replies."}],
- "hooks":["tool_call"],"capabilities":["state","actions","artifacts","config"]}`
+ "hooks":["tool_call"],"capabilities":["state","actions","artifacts","config","memory"]}`
 
 //go:wasmexport adkhost_describe
 func describeExport() int32 {

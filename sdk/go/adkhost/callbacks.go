@@ -23,6 +23,10 @@ func (CallbackContext) Actions() EventActions { return EventActions{} }
 // Artifacts loads, saves and lists the session's artifacts.
 func (CallbackContext) Artifacts() ArtifactStore { return ArtifactStore{} }
 
+// Memory searches the user's memory and adds the session to it; see
+// MemoryStore.
+func (CallbackContext) Memory() MemoryStore { return MemoryStore{} }
+
 // ToolContext is what a tool and the tool callbacks (BeforeTool, AfterTool,
 // OnToolError) receive.
 type ToolContext struct {

@@ -61,8 +61,8 @@
 //
 // # Host functions
 //
-// State, Actions, Artifacts, Invocation, Config, Fetch and Log call the
-// host; a non-zero status is a *HostError wrapping the abi.Status, so
+// State, Actions, Artifacts, Memory, Invocation, Config, Fetch and Log call
+// the host; a non-zero status is a *HostError wrapping the abi.Status, so
 // errors.Is(err, abi.StatusNotFound) works. They work while a hook runs.
 //
 // # Failures

@@ -175,7 +175,7 @@ func TestWeatherExample(t *testing.T) {
 func TestHostFunctions(t *testing.T) {
 	ctx := context.Background()
 	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{
-		State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"},
+		State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}, Memory: true,
 	})
 	ti := toolInfo()
 	host := &fakehost.Host{Info: &ti}
@@ -210,10 +210,41 @@ func TestHostFunctions(t *testing.T) {
 	}
 }
 
+// TestMemory searches memory and adds the session through the SDK.
+func TestMemory(t *testing.T) {
+	ctx := context.Background()
+	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{
+		State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true,
+	})
+	call := func(host *fakehost.Host, query string) string {
+		t.Helper()
+		out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, &abi.ToolCallInput{Context: toolInfo(), Tool: "recall", Args: map[string]any{"query": query}}, host)
+		if err != nil || out.Error != "" {
+			t.Fatalf("recall: %+v, %v", out, err)
+		}
+		return asJSON(t, out.Result)
+	}
+	host := &fakehost.Host{Memories: []abi.MemoryEntry{
+		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink green tea"}}}, CustomMetadata: map[string]any{"k": 1}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
+		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}},
+	}}
+	// The result is decoded as generic JSON: keys sorted.
+	want := `{"add":"OK","before":{"memories":[{"author":"user","content":{"parts":[{"text":"I drink green tea"}],"role":"user"},"custom_metadata":{"k":1},"id":"e1","timestamp":"2026-01-02T03:04:05"}]}}`
+	if got := call(host, "TEA"); got != want {
+		t.Errorf("recall:\n got %s\nwant %s", got, want)
+	}
+	if got, want := host.Recorded(), []string{"memory_search TEA", "memory_add_session"}; !slices.Equal(got, want) || host.SessionsAdded != 1 {
+		t.Errorf("host calls = %q (%d sessions added), want %q", got, host.SessionsAdded, want)
+	}
+	if got := call(&fakehost.Host{NoMemory: true}, "tea"); got != `{"search":"UNAVAILABLE"}` {
+		t.Errorf("recall without a memory service: %s", got)
+	}
+}
+
 // TestTools covers argument decoding, results, errors and panics.
 func TestTools(t *testing.T) {
 	ctx := context.Background()
-	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}})
+	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true})
 	call := func(tool string, args map[string]any, conf *abi.ToolConfirmation) *abi.ToolCallOutput {
 		t.Helper()
 		host := &fakehost.Host{}
@@ -259,7 +290,7 @@ func TestTools(t *testing.T) {
 // TestCallbacks runs every callback hook through the sandbox.
 func TestCallbacks(t *testing.T) {
 	ctx := context.Background()
-	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}})
+	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true})
 	d := p.Module().Describe()
 	if got, want := d.Hooks, abi.Hooks(); !slices.Equal(got, want) {
 		t.Errorf("hooks = %v, want every hook %v", got, want)

@@ -184,6 +184,33 @@ func (ArtifactStore) List() ([]string, error) {
 	return names, nil
 }
 
+// MemoryStore searches the user's memory and adds sessions to it
+// (capability abi.CapMemory), as google-adk's search_memory and
+// add_session_to_memory. Without a memory service in the runner both fail
+// with abi.StatusUnavailable.
+type MemoryStore struct{}
+
+// Memory returns the memory of the running hook's user.
+func Memory() MemoryStore { return MemoryStore{} }
+
+// Search returns the user's memories that match query, best first.
+func (MemoryStore) Search(query string) (*abi.SearchMemoryResponse, error) {
+	b, s := rawMemorySearch(validUTF8(query))
+	if err := check(abi.ImportMemorySearch, s); err != nil {
+		return nil, err
+	}
+	var r abi.SearchMemoryResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("adkhost: memory search: %w", err)
+	}
+	return &r, nil
+}
+
+// AddSession adds the current session to the memory service.
+func (MemoryStore) AddSession() error {
+	return check(abi.ImportMemoryAddSession, rawMemoryAddSession())
+}
+
 // Invocation asks the host which invocation the running hook belongs to.
 // Every hook already receives it (CallbackContext.Invocation); this is for
 // code that has no context at hand. It needs no capability.

@@ -237,3 +237,31 @@ func rawHTTPRequest(reqJSON []byte) ([]byte, abi.Status) {
 	}
 	return encode(c.HTTPRequest(bg, &req))
 }
+
+func rawMemorySearch(query string) ([]byte, abi.Status) {
+	h, s := host()
+	if s != abi.StatusOK {
+		return nil, s
+	}
+	if !utf8.ValidString(query) {
+		return nil, abi.StatusInvalidArgument
+	}
+	r, err := h.MemorySearch(bg, query)
+	if s := status(err); s != abi.StatusOK {
+		return nil, s
+	}
+	// As the sandbox answers: a list, never null.
+	out := abi.SearchMemoryResponse{Memories: []abi.MemoryEntry{}}
+	if r != nil && r.Memories != nil {
+		out.Memories = r.Memories
+	}
+	return encode(&out, nil)
+}
+
+func rawMemoryAddSession() abi.Status {
+	h, s := host()
+	if s != abi.StatusOK {
+		return s
+	}
+	return status(h.MemoryAddSession(bg))
+}

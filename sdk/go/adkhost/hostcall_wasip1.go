@@ -60,6 +60,12 @@ func importConfigGet(key unsafe.Pointer, keyLen uint32, retPtr, retLen *uint32) 
 //go:wasmimport adkhost http_request
 func importHTTPRequest(req unsafe.Pointer, reqLen uint32, retPtr, retLen *uint32) int32
 
+//go:wasmimport adkhost memory_search
+func importMemorySearch(query unsafe.Pointer, queryLen uint32, retPtr, retLen *uint32) int32
+
+//go:wasmimport adkhost memory_add_session
+func importMemoryAddSession() int32
+
 // Argument data must not live on a goroutine stack: the host may call
 // adkhost_alloc (Go code, which may grow and move the stack) before it has
 // read every argument. Storing each argument in a package variable makes
@@ -193,3 +199,13 @@ func rawHTTPRequest(req []byte) ([]byte, abi.Status) {
 	runtime.KeepAlive(req)
 	return result(s, rp, rl)
 }
+
+func rawMemorySearch(query string) ([]byte, abi.Status) {
+	var rp, rl uint32
+	qp, ql := str(query)
+	s := importMemorySearch(qp, ql, &rp, &rl)
+	runtime.KeepAlive(query)
+	return result(s, rp, rl)
+}
+
+func rawMemoryAddSession() abi.Status { return abi.Status(importMemoryAddSession()) }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,6 +171,42 @@ func TestHostErrors(t *testing.T) {
 		t.Errorf("no host: %v", err)
 	}
 	Log(0, "dropped") // no host: no panic
+}
+
+// TestMemoryWithUseHost: the memory functions outside WebAssembly, served
+// by the host given to UseHost.
+func TestMemoryWithUseHost(t *testing.T) {
+	h := fresh(t)
+	h.Memories = []abi.MemoryEntry{{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "green tea"}}}, CustomMetadata: map[string]any{}, ID: "e1"}}
+	r, err := CallbackContext{}.Memory().Search("Tea")
+	if err != nil || len(r.Memories) != 1 || r.Memories[0].ID != "e1" || r.Memories[0].Content.Parts[0].Text != "green tea" {
+		t.Fatalf("Search = %+v, %v", r, err)
+	}
+	if r, err = Memory().Search("coffee"); err != nil || r.Memories == nil || len(r.Memories) != 0 {
+		t.Fatalf("Search without a match = %+v, %v; want an empty, non-nil list", r, err)
+	}
+	if _, err := Memory().Search("caf\xe9"); err != nil {
+		t.Fatalf("Search of invalid UTF-8: %v", err)
+	}
+	if err := (ToolContext{}).Memory().AddSession(); err != nil || h.SessionsAdded != 1 {
+		t.Fatalf("AddSession: %v, %d sessions added", err, h.SessionsAdded)
+	}
+	if got, want := h.Recorded(), []string{"memory_search Tea", "memory_search coffee", "memory_search caf\uFFFD", "memory_add_session"}; !slices.Equal(got, want) {
+		t.Fatalf("host calls %q, want %q", got, want)
+	}
+	h.NoMemory = true
+	_, err = Memory().Search("tea")
+	var he *HostError
+	if !errors.As(err, &he) || he.Func != abi.ImportMemorySearch || !errors.Is(err, abi.StatusUnavailable) {
+		t.Errorf("Search without a memory service: %v", err)
+	}
+	if err := Memory().AddSession(); !errors.Is(err, abi.StatusUnavailable) || err.Error() != "adkhost: memory_add_session: UNAVAILABLE" {
+		t.Errorf("AddSession without a memory service: %v", err)
+	}
+	UseHost(nil)
+	if _, err := Memory().Search("tea"); !errors.Is(err, abi.StatusUnavailable) {
+		t.Errorf("no host: %v", err)
+	}
 }
 
 func TestLogger(t *testing.T) {

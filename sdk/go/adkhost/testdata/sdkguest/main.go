@@ -51,7 +51,17 @@ type pending struct {
 
 func init() {
 	adkhost.Module("sdkguest", "0.1.0", abi.CapState, abi.CapActions, abi.CapArtifacts)
-	adkhost.Require(abi.CapConfig)
+	adkhost.Require(abi.CapConfig, abi.CapMemory)
+
+	adkhost.Tool("recall", "Searches memory, adds the session, searches again.", func(ctx adkhost.ToolContext, args struct {
+		Query string `json:"query"`
+	}) (map[string]any, error) {
+		before, err := ctx.Memory().Search(args.Query)
+		if err != nil {
+			return map[string]any{"search": status(err)}, nil
+		}
+		return map[string]any{"before": before, "add": status(ctx.Memory().AddSession())}, nil
+	})
 
 	adkhost.Tool("host_tour", "Calls every host function.", func(ctx adkhost.ToolContext, _ struct{}) (tourResult, error) {
 		var r tourResult
