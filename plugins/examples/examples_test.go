@@ -493,7 +493,7 @@ func TestRustSDK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make test-rust: %v\n%s", err, out)
 	}
-	for _, want := range []string{"test result: ok. 15 passed", "test result: ok. 4 passed"} {
+	for _, want := range []string{"test result: ok. 16 passed", "test result: ok. 4 passed"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make test-rust output lacks %q:\n%s", want, out)
 		}

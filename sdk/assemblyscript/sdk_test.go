@@ -74,7 +74,7 @@ func TestSDK(t *testing.T) {
 	for _, want := range []string{
 		`"name":"as-sdk-test","version":"0.0.1"`,
 		`"hooks":["tool_call","before_model","after_tool","on_event","after_run","on_run_error"]`,
-		`"capabilities":["state","config","artifacts","http"]`,
+		`"capabilities":["state","config","artifacts","http","memory"]`,
 		`{"name":"count","description":"Counts calls in state.","parameters":{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}}`,
 	} {
 		if !strings.Contains(string(d), want) {
@@ -84,7 +84,7 @@ func TestSDK(t *testing.T) {
 
 	// HTTP is granted to 127.0.0.1 only (loopback needs AllowPrivate).
 	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Grants: sandbox.Grants{State: true, Config: map[string]string{"greeting": "héllo"},
-		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}},
+		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}, Memory: true},
 		Limits: sandbox.Limits{MaxInstances: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +171,7 @@ func TestSDK(t *testing.T) {
 	}
 
 	t.Run("artifacts and http", func(t *testing.T) { testArtifactsAndHTTP(t, p, h) })
+	t.Run("memory", func(t *testing.T) { testMemory(t, r, m, p) })
 
 	// Through Invoke, as the engine calls it.
 	out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall,
@@ -227,5 +228,58 @@ func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *fakehost.Host) {
 	}
 	if seen, want := srv.Seen(), []string{"POST /echo as héllo wörld", "GET /empty as "}; !slices.Equal(seen, want) {
 		t.Errorf("server saw %q\nwant %q", seen, want)
+	}
+}
+
+// testMemory calls the guest's memory tools: a search answered from the
+// fake's memories, a session added, UNAVAILABLE without a memory service,
+// and the module, which asks for memory, refused without the grant.
+func testMemory(t *testing.T, r *sandbox.Runtime, m *sandbox.Module, p *sandbox.Pool) {
+	ctx := context.Background()
+	call := func(h *fakehost.Host, tool, args string) string {
+		t.Helper()
+		out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+tool+`","args":`+args+`}`), h)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tool, args, err)
+		}
+		return string(out)
+	}
+	h := &fakehost.Host{Memories: []abi.MemoryEntry{
+		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink "}, {Text: "green tea"}}},
+			CustomMetadata: map[string]any{"k": 1}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
+		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}},
+	}}
+	tea := `{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"}`
+	for _, c := range []struct{ name, tool, args, want string }{
+		{"search", "recall", `{"query":"TEA"}`, `{"texts":["I drink green tea"],"memories":[` + tea + `]}`},
+		{"search all", "recall", `{}`, `{"texts":["I drink green tea","my cat is Ada"],"memories":[` + tea +
+			`,{"content":{"role":"user","parts":[{"text":"my cat is Ada"}]},"custom_metadata":{}}]}`},
+		{"search no match", "recall", `{"query":"coffee"}`, `{"texts":[],"memories":[]}`},
+		{"add session", "remember", `{}`, `{"added":true}`},
+	} {
+		if got, want := call(h, c.tool, c.args), `{"abiVersion":1,"result":`+c.want+`}`; got != want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, want)
+		}
+	}
+	if got, want := h.Recorded(), []string{"memory_search TEA", "memory_search ", "memory_search coffee", "memory_add_session"}; !slices.Equal(got, want) || h.SessionsAdded != 1 {
+		t.Errorf("host calls %q (%d sessions added)\nwant %q (1)", got, h.SessionsAdded, want)
+	}
+
+	none := &fakehost.Host{NoMemory: true}
+	for tool, want := range map[string]string{"recall": `{"abiVersion":1,"error":"memory_search: status 4"}`,
+		"remember": `{"abiVersion":1,"error":"memory_add_session: status 4"}`} {
+		if got := call(none, tool, `{"query":"tea"}`); got != want {
+			t.Errorf("%s without a memory service:\n got %s\nwant %s", tool, got, want)
+		}
+	}
+	if none.SessionsAdded != 0 {
+		t.Errorf("%d sessions added without a memory service", none.SessionsAdded)
+	}
+
+	// Every other grant but not memory: refused (its calls could only be DENIED).
+	_, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "no-memory", Grants: sandbox.Grants{State: true, Config: map[string]string{},
+		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}}})
+	if !errors.Is(err, sandbox.ErrNotGranted) || !strings.HasSuffix(err.Error(), "[memory]") {
+		t.Errorf("pool without the memory grant: %v, want ErrNotGranted for [memory]", err)
 	}
 }

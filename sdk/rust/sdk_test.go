@@ -1,6 +1,6 @@
 package rust_test
 
-// End-to-end tests of the Rust SDK's artifact and HTTP functions:
+// End-to-end tests of the Rust SDK's artifact, HTTP and memory functions:
 // testdata/guest.rs is built for wasm32 with rustc (the SDK as an rlib,
 // the guest as a cdylib, as plugins/examples/Makefile does) and called
 // through the real sandbox with a host that records the calls
@@ -12,6 +12,7 @@ package rust_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,7 +76,7 @@ func buildGuest(t *testing.T) []byte {
 	return b
 }
 
-func TestArtifactsAndHTTP(t *testing.T) {
+func TestArtifactsHTTPAndMemory(t *testing.T) {
 	ctx := context.Background()
 	srv := fakehost.NewEcho(t)
 	port := srv.Port
@@ -89,12 +90,12 @@ func TestArtifactsAndHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	if d, _ := json.Marshal(m.Describe()); !strings.Contains(string(d), `"capabilities":["artifacts","http"]`) {
+	if d, _ := json.Marshal(m.Describe()); !strings.Contains(string(d), `"capabilities":["artifacts","http","memory"]`) {
 		t.Errorf("describe %s lacks the capabilities", d)
 	}
 	// HTTP is granted to 127.0.0.1 only (loopback needs AllowPrivate).
 	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Limits: sandbox.Limits{MaxInstances: 1}, Grants: sandbox.Grants{
-		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}}})
+		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}, Memory: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +142,57 @@ func TestArtifactsAndHTTP(t *testing.T) {
 	}
 	if seen, want := srv.Seen(), []string{"POST /echo rust héllo wörld", "GET /empty rust "}; !slices.Equal(seen, want) {
 		t.Errorf("server saw %q\nwant %q", seen, want)
+	}
+
+	t.Run("memory", func(t *testing.T) { testMemory(t, r, m, p) })
+}
+
+// testMemory calls the guest's memory tools: a search answered from the
+// fake's memories, a session added, UNAVAILABLE without a memory service,
+// and a module asking for memory refused without the grant.
+func testMemory(t *testing.T, r *sandbox.Runtime, m *sandbox.Module, p *sandbox.Pool) {
+	ctx := context.Background()
+	call := func(h *fakehost.Host, tool, args string) string {
+		t.Helper()
+		out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+tool+`","args":`+args+`}`), h)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tool, args, err)
+		}
+		return string(out)
+	}
+	h := &fakehost.Host{Memories: []abi.MemoryEntry{
+		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink "}, {Text: "green tea"}}},
+			CustomMetadata: map[string]any{"k": 1}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
+		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}},
+	}}
+	for _, c := range []struct{ name, tool, args, want string }{
+		{"search", "recall", `{"query":"TEA"}`, `{"texts":["I drink green tea"],"memories":[{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"}]}`},
+		{"search all", "recall", `{}`, `{"texts":["I drink green tea","my cat is Ada"],"memories":[{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"},{"content":{"role":"user","parts":[{"text":"my cat is Ada"}]},"custom_metadata":{}}]}`},
+		{"search no match", "recall", `{"query":"coffee"}`, `{"texts":[],"memories":[]}`},
+		{"add session", "remember", `{}`, `{"added":true}`},
+	} {
+		if got, want := call(h, c.tool, c.args), `{"abiVersion":1,"result":`+c.want+`}`; got != want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, want)
+		}
+	}
+	if got, want := h.Recorded(), []string{"memory_search TEA", "memory_search ", "memory_search coffee", "memory_add_session"}; !slices.Equal(got, want) || h.SessionsAdded != 1 {
+		t.Errorf("host calls %q (%d sessions added)\nwant %q (1)", got, h.SessionsAdded, want)
+	}
+
+	none := &fakehost.Host{NoMemory: true}
+	for tool, want := range map[string]string{"recall": "memory_search", "remember": "memory_add_session"} {
+		if got, want := call(none, tool, `{"query":"tea"}`), `{"abiVersion":1,"error":"adkhost: `+want+`: UNAVAILABLE (4)"}`; got != want {
+			t.Errorf("%s without a memory service:\n got %s\nwant %s", tool, got, want)
+		}
+	}
+	if none.SessionsAdded != 0 {
+		t.Errorf("%d sessions added without a memory service", none.SessionsAdded)
+	}
+
+	// The module asks for memory: without the grant it is refused (its
+	// calls could only be DENIED).
+	if _, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "no-memory", Grants: sandbox.Grants{Artifacts: true,
+		HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}}}); !errors.Is(err, sandbox.ErrNotGranted) || !strings.HasSuffix(err.Error(), "[memory]") {
+		t.Errorf("pool without the memory grant: %v, want ErrNotGranted for [memory]", err)
 	}
 }

@@ -50,6 +50,10 @@ declare function _artifact_save(np: usize, nl: usize, pp: usize, pl: usize, rv: 
 declare function _artifact_list(rp: usize, rl: usize): i32;
 @external("adkhost", "http_request")
 declare function _http_request(qp: usize, ql: usize, rp: usize, rl: usize): i32;
+@external("adkhost", "memory_search")
+declare function _memory_search(qp: usize, ql: usize, rp: usize, rl: usize): i32;
+@external("adkhost", "memory_add_session")
+declare function _memory_add_session(): i32;
 
 /** Status codes (ABI.md §10); an unknown non-zero code means FAILED. */
 export namespace Status {
@@ -270,6 +274,95 @@ function parseResponse(v: Value | null): HttpResponse | null {
     resp.body = bytes;
   }
   return resp;
+}
+
+/** A MemoryEntry (ABI.md §4, google-adk's wire format) of searchMemory. */
+export class MemoryEntry {
+  /** The Content ({"role": …, "parts": […]}); null JSON if absent. */
+  content: Value = Value.makeNull();
+  /** custom_metadata, a free-form object (null JSON if absent). */
+  customMetadata: Value = Value.makeNull();
+  /** Each "" when absent; timestamp as google-adk's datetime.isoformat writes it. */
+  id: string = "";
+  author: string = "";
+  timestamp: string = "";
+  /** The text of the content's parts, concatenated. */
+  text(): string {
+    let t = "";
+    const parts = this.content.get("parts");
+    if (parts == null || parts.kind != Kind.Array) return t;
+    for (let i = 0; i < parts.items.length; i++) {
+      const s = parts.items[i].getString("text");
+      if (s != null) t += s as string;
+    }
+    return t;
+  }
+  /** The MemoryEntry message, empty texts left out. */
+  toValue(): Value {
+    const r = Value.newObject().set("content", this.content)
+      .set("custom_metadata", this.customMetadata.isNull ? Value.newObject() : this.customMetadata);
+    if (this.id.length > 0) r.set("id", Value.fromString(this.id));
+    if (this.author.length > 0) r.set("author", Value.fromString(this.author));
+    if (this.timestamp.length > 0) r.set("timestamp", Value.fromString(this.timestamp));
+    return r;
+  }
+}
+
+/**
+ * The user's memories across sessions matching query, best first (empty
+ * when nothing matches; the query may be empty), as google-adk's
+ * search_memory (capability "memory"). null on failure: lastStatus()
+ * UNAVAILABLE without a memory service in the runner, or in the run-level
+ * plugin hooks.
+ */
+export function searchMemory(query: string): MemoryEntry[] | null {
+  const q = utf8(query);
+  status = _memory_search(changetype<usize>(q), q.byteLength, RET, RET + 4);
+  if (status != Status.OK) return null;
+  const entries = parseMemories(Value.parse(result()));
+  if (entries == null) status = Status.FAILED;
+  return entries;
+}
+
+/**
+ * Adds the current session to the memory service, as google-adk's
+ * add_session_to_memory (capability "memory"); returns the status
+ * (UNAVAILABLE without a memory service).
+ */
+export function addSessionToMemory(): i32 {
+  return (status = _memory_add_session());
+}
+
+// memoryText reads an optional string member: "" if absent or null, null
+// if it is something else.
+function memoryText(v: Value, key: string): string | null {
+  const m = v.get(key);
+  if (m == null || m.isNull) return "";
+  return m.kind == Kind.String ? m.str : null;
+}
+
+// parseMemories reads a SearchMemoryResponse; null if it is not one.
+function parseMemories(v: Value | null): MemoryEntry[] | null {
+  if (v == null) return null;
+  const a = v.get("memories");
+  if (a == null || a.kind != Kind.Array) return null;
+  const entries = new Array<MemoryEntry>();
+  for (let i = 0; i < a.items.length; i++) {
+    const m = a.items[i];
+    if (!m.isObject) return null;
+    const e = new MemoryEntry();
+    const c = m.get("content");
+    if (c != null) e.content = c;
+    const md = m.get("custom_metadata");
+    if (md != null) e.customMetadata = md;
+    const id = memoryText(m, "id"), author = memoryText(m, "author"), ts = memoryText(m, "timestamp");
+    if (id == null || author == null || ts == null) return null;
+    e.id = id as string;
+    e.author = author as string;
+    e.timestamp = ts as string;
+    entries.push(e);
+  }
+  return entries;
 }
 
 // ---- registration ----------------------------------------------------------

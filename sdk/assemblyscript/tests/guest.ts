@@ -4,11 +4,11 @@
 import {
   Context, Value, Status, module, tool, afterTool, beforeModel, onEvent, onRunError, afterRun,
   state, logger, lastStatus, parseError, configGet, artifacts, HttpRequest, httpRequest,
-  base64Encode, base64Decode,
+  base64Encode, base64Decode, searchMemory, addSessionToMemory,
 } from "../assembly/index";
 export * from "../assembly/exports";
 
-module("as-sdk-test", "0.0.1", ["state", "config", "artifacts", "http"]);
+module("as-sdk-test", "0.0.1", ["state", "config", "artifacts", "http", "memory"]);
 tool("echo", "Returns its arguments.", `{"type":"object"}`, echo);
 tool("count", "Counts calls in state.", `{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`, count);
 tool("json", "Parses args.text and re-serializes it.", `{"type":"object","properties":{"text":{"type":"string"}}}`, json);
@@ -19,6 +19,8 @@ tool("load", "Loads a version (default: the newest) of args.name.", `{}`, loadAr
 tool("list", "Lists the artifacts.", `{}`, list);
 tool("fetch", "Sends args.method (default GET) to args.url with args.body.", `{}`, fetch);
 tool("base64", "Round-trips args.text through base64.", `{}`, base64);
+tool("recall", "Searches the memory for args.query.", `{}`, recall);
+tool("remember", "Adds the session to the memory.", `{}`, remember);
 afterTool(markChecked);
 afterTool(replaceSecret);
 beforeModel(blockOrEdit);
@@ -149,4 +151,23 @@ function base64(ctx: Context, args: Value): Value | null {
   return Value.newObject().set("encoded", Value.fromString(enc))
     .set("decoded", dec == null ? Value.makeNull() : Value.fromString(String.UTF8.decode(dec.buffer)))
     .set("invalid", Value.fromBool(bad == null));
+}
+
+function recall(ctx: Context, args: Value): Value | null {
+  const query = args.getString("query");
+  const found = searchMemory(query == null ? "" : query as string);
+  if (found == null) return ctx.fail("memory_search: status " + lastStatus().toString());
+  const texts = Value.newArray();
+  const memories = Value.newArray();
+  for (let i = 0; i < found.length; i++) {
+    texts.push(Value.fromString(found[i].text()));
+    memories.push(found[i].toValue());
+  }
+  return Value.newObject().set("texts", texts).set("memories", memories);
+}
+
+function remember(ctx: Context, args: Value): Value | null {
+  const st = addSessionToMemory();
+  if (st != Status.OK) return ctx.fail("memory_add_session: status " + st.toString());
+  return Value.newObject().set("added", Value.fromBool(true));
 }

@@ -134,6 +134,12 @@ pub trait Host {
     fn http_request(&mut self, _req: &[u8]) -> Result<Vec<u8>, Status> {
         Err(Status::Unavailable)
     }
+    fn memory_search(&mut self, _query: &str) -> Result<Vec<u8>, Status> {
+        Err(Status::Unavailable)
+    }
+    fn memory_add_session(&mut self) -> Result<(), Status> {
+        Err(Status::Unavailable)
+    }
 }
 
 // A result the host sent that does not parse: the host failed.
@@ -350,6 +356,81 @@ pub mod http {
     }
 }
 
+/// The user's memory across sessions (capability `memory`), as google-adk's
+/// `search_memory` and `add_session_to_memory`. Without a memory service in
+/// the runner, and in the run-level plugin hooks, both are `Err` with
+/// `Status::Unavailable`.
+pub mod memory {
+    use super::*;
+
+    /// A `MemoryEntry` of ABI.md §4 (google-adk's wire format).
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct Entry {
+        /// The `Content` (`{"role": …, "parts": […]}`), `Value::Null` if absent.
+        pub content: Value,
+        /// `custom_metadata`, a free-form object (`Value::Null` if absent).
+        pub custom_metadata: Value,
+        /// Each empty when absent.
+        pub id: String,
+        pub author: String,
+        /// As google-adk's `datetime.isoformat` writes it.
+        pub timestamp: String,
+    }
+
+    impl Entry {
+        /// The text of the content's parts, concatenated.
+        pub fn text(&self) -> String {
+            let mut t = String::new();
+            for p in self.content.get("parts").and_then(Value::as_array).into_iter().flatten() {
+                t.push_str(p.get_str("text").unwrap_or(""));
+            }
+            t
+        }
+
+        /// Reads a `MemoryEntry`; None if it is not one.
+        pub fn from_json(v: &Value) -> Option<Entry> {
+            v.as_object()?;
+            let text = |k: &str| match v.get(k) {
+                None | Some(Value::Null) => Some(String::new()),
+                Some(s) => s.as_str().map(String::from),
+            };
+            Some(Entry {
+                content: v.get("content").cloned().unwrap_or(Value::Null),
+                custom_metadata: v.get("custom_metadata").cloned().unwrap_or(Value::Null),
+                id: text("id")?,
+                author: text("author")?,
+                timestamp: text("timestamp")?,
+            })
+        }
+
+        /// The `MemoryEntry` message, empty texts left out.
+        pub fn to_json(&self) -> Value {
+            let mut r = Value::object();
+            r.set("content", self.content.clone());
+            r.set("custom_metadata", if self.custom_metadata.is_null() { Value::object() } else { self.custom_metadata.clone() });
+            for (k, s) in [("id", &self.id), ("author", &self.author), ("timestamp", &self.timestamp)] {
+                if !s.is_empty() {
+                    r.set(k, s.as_str().into());
+                }
+            }
+            r
+        }
+    }
+
+    /// The user's memories matching query, best first (empty when nothing
+    /// matches); the query may be empty.
+    pub fn search(query: &str) -> Result<Vec<Entry>, HostError> {
+        let v = Value::parse_bytes(&raw::memory_search(query)?).map_err(|_| bad_result("memory_search"))?;
+        let entries = v.get("memories").and_then(Value::as_array).ok_or_else(|| bad_result("memory_search"))?;
+        entries.iter().map(|e| Entry::from_json(e).ok_or_else(|| bad_result("memory_search"))).collect()
+    }
+
+    /// Adds the current session to the memory service.
+    pub fn add_session() -> Result<(), HostError> {
+        raw::memory_add_session()
+    }
+}
+
 #[cfg(target_arch = "wasm32")]
 mod raw {
     use super::{check, HostError};
@@ -373,6 +454,8 @@ mod raw {
             pub fn artifact_save(np: *const u8, nl: usize, pp: *const u8, pl: usize, rv: *mut i32) -> i32;
             pub fn artifact_list(rp: *mut u32, rl: *mut u32) -> i32;
             pub fn http_request(qp: *const u8, ql: usize, rp: *mut u32, rl: *mut u32) -> i32;
+            pub fn memory_search(qp: *const u8, ql: usize, rp: *mut u32, rl: *mut u32) -> i32;
+            pub fn memory_add_session() -> i32;
         }
     }
 
@@ -443,6 +526,12 @@ mod raw {
     pub fn http_request(req: &[u8]) -> Result<Vec<u8>, HostError> {
         ret!("http_request", ffi::http_request(req.as_ptr(), req.len(), &mut p, &mut n), p, n)
     }
+    pub fn memory_search(query: &str) -> Result<Vec<u8>, HostError> {
+        ret!("memory_search", ffi::memory_search(query.as_ptr(), query.len(), &mut p, &mut n), p, n)
+    }
+    pub fn memory_add_session() -> Result<(), HostError> {
+        check("memory_add_session", unsafe { ffi::memory_add_session() })
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -506,6 +595,12 @@ mod raw {
     }
     pub fn http_request(req: &[u8]) -> Result<Vec<u8>, HostError> {
         with("http_request", |h| h.http_request(req))
+    }
+    pub fn memory_search(query: &str) -> Result<Vec<u8>, HostError> {
+        with("memory_search", |h| h.memory_search(query))
+    }
+    pub fn memory_add_session() -> Result<(), HostError> {
+        with("memory_add_session", |h| h.memory_add_session())
     }
 }
 

@@ -33,7 +33,7 @@ pub mod host;
 pub mod json;
 mod module;
 
-pub use host::{actions, artifacts, config_get, http, invocation_info, log, state, HostError, Status};
+pub use host::{actions, artifacts, config_get, http, invocation_info, log, memory, state, HostError, Status};
 pub use json::Value;
 pub use module::{optional_f64, required_str, Context, Error, FromJson, Hook, Module, Result, ToJson, ToolOptions};
 

@@ -81,6 +81,9 @@ struct Fake {
     logs: Vec<(i32, String)>,
     artifacts: BTreeMap<String, Vec<String>>,
     requests: Vec<String>,
+    queries: Vec<String>,
+    sessions_added: usize,
+    no_memory: bool,
 }
 
 struct FakeHost(Rc<RefCell<Fake>>);
@@ -122,6 +125,26 @@ impl Host for FakeHost {
             return Err(Status::Denied);
         }
         Ok(br#"{"status":201,"headers":{"Content-Type":"text/plain"},"body":"aMOpbGxv"}"#.to_vec())
+    }
+    fn memory_search(&mut self, query: &str) -> std::result::Result<Vec<u8>, Status> {
+        let mut f = self.0.borrow_mut();
+        f.queries.push(query.into());
+        if f.no_memory {
+            return Err(Status::Unavailable);
+        }
+        Ok(match query {
+            "tea" => br#"{"memories":[{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"},{"content":{"role":"user","parts":[{"text":"tea time"}]},"custom_metadata":{}}]}"#.to_vec(),
+            "bad" => br#"{"memories":[{"content":{},"custom_metadata":{},"id":7}]}"#.to_vec(),
+            _ => br#"{"memories":[]}"#.to_vec(),
+        })
+    }
+    fn memory_add_session(&mut self) -> std::result::Result<(), Status> {
+        let mut f = self.0.borrow_mut();
+        if f.no_memory {
+            return Err(Status::Unavailable);
+        }
+        f.sessions_added += 1;
+        Ok(())
     }
 }
 
@@ -271,6 +294,37 @@ fn http_function() {
             r#"{"method":"GET","url":"https://denied.example/"}"#.to_string(),
         ]
     );
+}
+
+#[test]
+fn memory_functions() {
+    let ((), fake) = with_fake(|| {
+        let found = memory::search("tea").unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].text(), "I drink green tea");
+        assert_eq!((found[0].id.as_str(), found[0].author.as_str(), found[0].timestamp.as_str()), ("e1", "user", "2026-01-02T03:04:05"));
+        assert_eq!(found[0].custom_metadata.to_json(), r#"{"k":1}"#);
+        assert_eq!(
+            found[0].to_json().to_json(),
+            r#"{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"}"#
+        );
+        assert_eq!(found[1].to_json().to_json(), r#"{"content":{"role":"user","parts":[{"text":"tea time"}]},"custom_metadata":{}}"#);
+        assert_eq!(found[1].id, "");
+        assert_eq!(memory::search(""), Ok(vec![]));
+        // A result that is not a SearchMemoryResponse: the host failed.
+        assert_eq!(memory::search("bad"), Err(HostError { func: "memory_search", status: Status::Failed }));
+        assert_eq!(memory::add_session(), Ok(()));
+    });
+    assert_eq!(fake.borrow().queries, vec!["tea".to_string(), "".to_string(), "bad".to_string()]);
+    assert_eq!(fake.borrow().sessions_added, 1);
+    fake.borrow_mut().no_memory = true;
+    use_host(Some(Box::new(FakeHost(fake.clone()))));
+    assert_eq!(memory::search("tea"), Err(HostError { func: "memory_search", status: Status::Unavailable }));
+    assert_eq!(memory::add_session(), Err(HostError { func: "memory_add_session", status: Status::Unavailable }));
+    use_host(None);
+    assert_eq!(fake.borrow().sessions_added, 1);
+    // Without a host: UNAVAILABLE.
+    assert_eq!(memory::add_session().unwrap_err().status, Status::Unavailable);
 }
 
 #[test]

@@ -1,14 +1,16 @@
-// A test guest of the SDK's artifact and HTTP functions: sdk_test.go
+// A test guest of the SDK's artifact, HTTP and memory functions: sdk_test.go
 // builds it for wasm32 with rustc and calls it through the real sandbox.
 
-use adkhost::{artifacts, http, optional_f64, required_str, Context, Module, Result, Value};
+use adkhost::{artifacts, http, memory, optional_f64, required_str, Context, Module, Result, Value};
 
 fn setup(m: &mut Module) {
-    m.capability("artifacts").capability("http");
+    m.capability("artifacts").capability("http").capability("memory");
     m.tool("save", "Saves args.part as the next version of args.name.", "{}", save);
     m.tool("load", "Loads a version (default: the newest) of args.name.", "{}", load);
     m.tool("list", "Lists the artifacts.", "{}", list);
     m.tool("fetch", "Sends args.method (default GET) to args.url with args.body.", "{}", fetch);
+    m.tool("recall", "Searches the memory for args.query.", "{}", recall);
+    m.tool("remember", "Adds the session to the memory.", "{}", remember);
 }
 
 fn save(_: &Context, a: Value) -> Result<Value> {
@@ -43,6 +45,21 @@ fn fetch(_: &Context, a: Value) -> Result<Value> {
     r.set("status", Value::from_i64(resp.status))
         .set("contentType", resp.header("content-type").unwrap_or("").into())
         .set("body", resp.text().into());
+    Ok(r)
+}
+
+fn recall(_: &Context, a: Value) -> Result<Value> {
+    let found = memory::search(a.get_str("query").unwrap_or(""))?; // UNAVAILABLE fails the call
+    let mut r = Value::object();
+    r.set("texts", found.iter().map(|e| Value::from(e.text())).collect::<Vec<_>>().into())
+        .set("memories", found.iter().map(memory::Entry::to_json).collect::<Vec<_>>().into());
+    Ok(r)
+}
+
+fn remember(_: &Context, _: Value) -> Result<Value> {
+    memory::add_session()?;
+    let mut r = Value::object();
+    r.set("added", true.into());
     Ok(r)
 }
 
