@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/internal/fakehost"
+	"github.com/adkhost/adkhost/internal/guesttest"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -83,9 +85,9 @@ func TestSDK(t *testing.T) {
 	}
 
 	// HTTP is granted to 127.0.0.1 only (loopback needs AllowPrivate).
-	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Grants: sandbox.Grants{State: true, Config: map[string]string{"greeting": "héllo"},
-		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}, Memory: true},
-		Limits: sandbox.Limits{MaxInstances: 1}})
+	grants := sandbox.Grants{State: true, Config: map[string]string{"greeting": "héllo"},
+		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}, Memory: true}
+	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Grants: grants, Limits: sandbox.Limits{MaxInstances: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +172,10 @@ func TestSDK(t *testing.T) {
 		t.Errorf("logs %q, want %q", got, want)
 	}
 
-	t.Run("artifacts and http", func(t *testing.T) { testArtifactsAndHTTP(t, p, h) })
-	t.Run("memory", func(t *testing.T) { testMemory(t, r, m, p) })
+	g := guesttest.Guest{Runtime: r, Module: m, Pool: p, Grants: grants, Tag: "as",
+		Failure: func(fn string, s abi.Status) string { return fmt.Sprintf("%s: status %d", fn, s) }}
+	t.Run("artifacts and http", func(t *testing.T) { guesttest.ArtifactsAndHTTP(t, g, h) })
+	t.Run("memory", func(t *testing.T) { guesttest.Memory(t, g) })
 
 	// Through Invoke, as the engine calls it.
 	out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall,
@@ -183,103 +187,5 @@ func TestSDK(t *testing.T) {
 	_, err = r.Pool(ctx, m, sandbox.PoolConfig{Owner: "other"})
 	if !errors.Is(err, sandbox.ErrNotGranted) {
 		t.Errorf("pool without grants: %v, want ErrNotGranted", err)
-	}
-}
-
-// testArtifactsAndHTTP calls the guest's artifact and HTTP tools: versions
-// and NOT_FOUND through the recording host, a request answered by a test
-// server on the granted 127.0.0.1, and DENIED for a host not granted.
-func testArtifactsAndHTTP(t *testing.T, p *sandbox.Pool, h *fakehost.Host) {
-	ctx := context.Background()
-	before := len(h.Recorded()) // the calls the tests above made
-	srv := fakehost.NewEcho(t)
-	port := srv.Port
-
-	for _, c := range []struct{ name, tool, args, want string }{
-		{"load missing", "load", `{"name":"a.txt"}`, `{"result":{"part":null}}`},
-		{"save", "save", `{"name":"a.txt","part":{"text":"one"}}`, `{"result":{"version":0}}`},
-		{"save again", "save", `{"name":"a.txt","part":{"text":"two"}}`, `{"result":{"version":1}}`},
-		{"save binary", "save", `{"name":"b.bin","part":{"inlineData":{"mimeType":"application/octet-stream","data":"AP8B"}}}`, `{"result":{"version":0}}`},
-		{"save invalid part", "save", `{"name":"c","part":{"text":1}}`, `{"error":"artifact_save: status 2"}`},
-		{"load newest", "load", `{"name":"a.txt"}`, `{"result":{"part":{"text":"two"}}}`},
-		{"load version 0", "load", `{"name":"a.txt","version":0}`, `{"result":{"part":{"text":"one"}}}`},
-		{"load missing version", "load", `{"name":"a.txt","version":5}`, `{"result":{"part":null}}`},
-		{"load binary", "load", `{"name":"b.bin"}`, `{"result":{"part":{"inlineData":{"mimeType":"application/octet-stream","data":"AP8B"}}}}`},
-		{"list", "list", `{}`, `{"result":{"names":["a.txt","b.bin"]}}`},
-		{"post", "fetch", `{"method":"POST","url":"` + srv.URL + `/echo","body":"héllo wörld"}`,
-			`{"result":{"status":201,"contentType":"text/plain; charset=utf-8","body":"got héllo wörld"}}`},
-		{"empty response", "fetch", `{"url":"` + srv.URL + `/empty"}`, `{"result":{"status":204,"contentType":"","body":""}}`},
-		// The same server by a name the grant does not list: no request leaves.
-		{"denied", "fetch", `{"url":"http://localhost:` + port + `/denied"}`, `{"error":"http_request: status 3"}`},
-	} {
-		out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+c.tool+`","args":`+c.args+`}`), h)
-		if want := `{"abiVersion":1,` + c.want[1:]; err != nil || string(out) != want {
-			t.Errorf("%s:\n got %s, %v\nwant %s", c.name, out, err, want)
-		}
-	}
-	if got, want := h.Recorded()[before:], []string{"artifact_load a.txt -1", "artifact_save a.txt", "artifact_save a.txt",
-		"artifact_save b.bin", "artifact_load a.txt -1", "artifact_load a.txt 0", "artifact_load a.txt 5",
-		"artifact_load b.bin -1", "artifact_list"}; !slices.Equal(got, want) {
-		t.Errorf("host calls %q\nwant %q", got, want)
-	}
-	if vs := h.Artifacts["b.bin"]; len(vs) != 1 || vs[0].InlineData == nil || string(vs[0].InlineData.Data) != "\x00\xff\x01" {
-		b, _ := json.Marshal(vs)
-		t.Errorf("saved b.bin %s, want one version with inline bytes 00 ff 01", b)
-	}
-	if seen, want := srv.Seen(), []string{"POST /echo as héllo wörld", "GET /empty as "}; !slices.Equal(seen, want) {
-		t.Errorf("server saw %q\nwant %q", seen, want)
-	}
-}
-
-// testMemory calls the guest's memory tools: a search answered from the
-// fake's memories, a session added, UNAVAILABLE without a memory service,
-// and the module, which asks for memory, refused without the grant.
-func testMemory(t *testing.T, r *sandbox.Runtime, m *sandbox.Module, p *sandbox.Pool) {
-	ctx := context.Background()
-	call := func(h *fakehost.Host, tool, args string) string {
-		t.Helper()
-		out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+tool+`","args":`+args+`}`), h)
-		if err != nil {
-			t.Fatalf("%s %s: %v", tool, args, err)
-		}
-		return string(out)
-	}
-	h := &fakehost.Host{Memories: []abi.MemoryEntry{
-		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink "}, {Text: "green tea"}}},
-			CustomMetadata: map[string]any{"k": 1}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
-		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}},
-	}}
-	tea := `{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"}`
-	for _, c := range []struct{ name, tool, args, want string }{
-		{"search", "recall", `{"query":"TEA"}`, `{"texts":["I drink green tea"],"memories":[` + tea + `]}`},
-		{"search all", "recall", `{}`, `{"texts":["I drink green tea","my cat is Ada"],"memories":[` + tea +
-			`,{"content":{"role":"user","parts":[{"text":"my cat is Ada"}]},"custom_metadata":{}}]}`},
-		{"search no match", "recall", `{"query":"coffee"}`, `{"texts":[],"memories":[]}`},
-		{"add session", "remember", `{}`, `{"added":true}`},
-	} {
-		if got, want := call(h, c.tool, c.args), `{"abiVersion":1,"result":`+c.want+`}`; got != want {
-			t.Errorf("%s:\n got %s\nwant %s", c.name, got, want)
-		}
-	}
-	if got, want := h.Recorded(), []string{"memory_search TEA", "memory_search ", "memory_search coffee", "memory_add_session"}; !slices.Equal(got, want) || h.SessionsAdded != 1 {
-		t.Errorf("host calls %q (%d sessions added)\nwant %q (1)", got, h.SessionsAdded, want)
-	}
-
-	none := &fakehost.Host{NoMemory: true}
-	for tool, want := range map[string]string{"recall": `{"abiVersion":1,"error":"memory_search: status 4"}`,
-		"remember": `{"abiVersion":1,"error":"memory_add_session: status 4"}`} {
-		if got := call(none, tool, `{"query":"tea"}`); got != want {
-			t.Errorf("%s without a memory service:\n got %s\nwant %s", tool, got, want)
-		}
-	}
-	if none.SessionsAdded != 0 {
-		t.Errorf("%d sessions added without a memory service", none.SessionsAdded)
-	}
-
-	// Every other grant but not memory: refused (its calls could only be DENIED).
-	_, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "no-memory", Grants: sandbox.Grants{State: true, Config: map[string]string{},
-		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}}})
-	if !errors.Is(err, sandbox.ErrNotGranted) || !strings.HasSuffix(err.Error(), "[memory]") {
-		t.Errorf("pool without the memory grant: %v, want ErrNotGranted for [memory]", err)
 	}
 }

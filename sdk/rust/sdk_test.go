@@ -12,7 +12,7 @@ package rust_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/internal/fakehost"
+	"github.com/adkhost/adkhost/internal/guesttest"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -78,9 +79,6 @@ func buildGuest(t *testing.T) []byte {
 
 func TestArtifactsHTTPAndMemory(t *testing.T) {
 	ctx := context.Background()
-	srv := fakehost.NewEcho(t)
-	port := srv.Port
-
 	r, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(os.TempDir(), "adkhost-sdk-rust-test-cache")})
 	if err != nil {
 		t.Fatal(err)
@@ -93,106 +91,13 @@ func TestArtifactsHTTPAndMemory(t *testing.T) {
 	if d, _ := json.Marshal(m.Describe()); !strings.Contains(string(d), `"capabilities":["artifacts","http","memory"]`) {
 		t.Errorf("describe %s lacks the capabilities", d)
 	}
-	// HTTP is granted to 127.0.0.1 only (loopback needs AllowPrivate).
-	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Limits: sandbox.Limits{MaxInstances: 1}, Grants: sandbox.Grants{
-		Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}, Memory: true}})
+	grants := sandbox.Grants{Artifacts: true, HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}, Memory: true}
+	p, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "app", Limits: sandbox.Limits{MaxInstances: 1}, Grants: grants})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &fakehost.Host{}
-	for _, c := range []struct{ name, args, want string }{
-		{"load missing", `{"name":"a.txt"}`, `{"part":null}`},
-		{"save", `{"name":"a.txt","part":{"text":"one"}}`, `{"version":0}`},
-		{"save again", `{"name":"a.txt","part":{"text":"two"}}`, `{"version":1}`},
-		{"save binary", `{"name":"b.bin","part":{"inlineData":{"mimeType":"application/octet-stream","data":"AP8B"}}}`, `{"version":0}`},
-		{"load newest", `{"name":"a.txt"}`, `{"part":{"text":"two"}}`},
-		{"load version 0", `{"name":"a.txt","version":0}`, `{"part":{"text":"one"}}`},
-		{"load missing version", `{"name":"a.txt","version":5}`, `{"part":null}`},
-		{"load binary", `{"name":"b.bin"}`, `{"part":{"inlineData":{"mimeType":"application/octet-stream","data":"AP8B"}}}`},
-		{"list", `{}`, `{"names":["a.txt","b.bin"]}`},
-		{"post", `{"method":"POST","url":"` + srv.URL + `/echo","body":"héllo wörld"}`,
-			`{"status":201,"contentType":"text/plain; charset=utf-8","body":"got héllo wörld"}`},
-		{"empty response", `{"url":"` + srv.URL + `/empty"}`, `{"status":204,"contentType":"","body":""}`},
-	} {
-		tool := strings.Fields(c.name)[0]
-		switch tool {
-		case "post", "empty":
-			tool = "fetch"
-		}
-		out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+tool+`","args":`+c.args+`}`), h)
-		if want := `{"abiVersion":1,"result":` + c.want + `}`; err != nil || string(out) != want {
-			t.Errorf("%s:\n got %s, %v\nwant %s", c.name, out, err, want)
-		}
-	}
-	// A host the grant does not list (the same server by another name):
-	// DENIED, and no request leaves.
-	out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"fetch","args":{"url":"http://localhost:`+port+`/denied"}}`), h)
-	if want := `{"abiVersion":1,"error":"adkhost: http_request: DENIED (3)"}`; err != nil || string(out) != want {
-		t.Errorf("denied: got %s, %v\nwant %s", out, err, want)
-	}
-
-	if got, want := h.Recorded(), []string{"artifact_load a.txt -1", "artifact_save a.txt", "artifact_save a.txt",
-		"artifact_save b.bin", "artifact_load a.txt -1", "artifact_load a.txt 0", "artifact_load a.txt 5",
-		"artifact_load b.bin -1", "artifact_list"}; !slices.Equal(got, want) {
-		t.Errorf("host calls %q\nwant %q", got, want)
-	}
-	if vs := h.Artifacts["b.bin"]; len(vs) != 1 || vs[0].InlineData == nil || string(vs[0].InlineData.Data) != "\x00\xff\x01" {
-		b, _ := json.Marshal(vs)
-		t.Errorf("saved b.bin %s, want one version with inline bytes 00 ff 01", b)
-	}
-	if seen, want := srv.Seen(), []string{"POST /echo rust héllo wörld", "GET /empty rust "}; !slices.Equal(seen, want) {
-		t.Errorf("server saw %q\nwant %q", seen, want)
-	}
-
-	t.Run("memory", func(t *testing.T) { testMemory(t, r, m, p) })
-}
-
-// testMemory calls the guest's memory tools: a search answered from the
-// fake's memories, a session added, UNAVAILABLE without a memory service,
-// and a module asking for memory refused without the grant.
-func testMemory(t *testing.T, r *sandbox.Runtime, m *sandbox.Module, p *sandbox.Pool) {
-	ctx := context.Background()
-	call := func(h *fakehost.Host, tool, args string) string {
-		t.Helper()
-		out, err := p.Call(ctx, abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+tool+`","args":`+args+`}`), h)
-		if err != nil {
-			t.Fatalf("%s %s: %v", tool, args, err)
-		}
-		return string(out)
-	}
-	h := &fakehost.Host{Memories: []abi.MemoryEntry{
-		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink "}, {Text: "green tea"}}},
-			CustomMetadata: map[string]any{"k": 1}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
-		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}},
-	}}
-	for _, c := range []struct{ name, tool, args, want string }{
-		{"search", "recall", `{"query":"TEA"}`, `{"texts":["I drink green tea"],"memories":[{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"}]}`},
-		{"search all", "recall", `{}`, `{"texts":["I drink green tea","my cat is Ada"],"memories":[{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"},{"content":{"role":"user","parts":[{"text":"my cat is Ada"}]},"custom_metadata":{}}]}`},
-		{"search no match", "recall", `{"query":"coffee"}`, `{"texts":[],"memories":[]}`},
-		{"add session", "remember", `{}`, `{"added":true}`},
-	} {
-		if got, want := call(h, c.tool, c.args), `{"abiVersion":1,"result":`+c.want+`}`; got != want {
-			t.Errorf("%s:\n got %s\nwant %s", c.name, got, want)
-		}
-	}
-	if got, want := h.Recorded(), []string{"memory_search TEA", "memory_search ", "memory_search coffee", "memory_add_session"}; !slices.Equal(got, want) || h.SessionsAdded != 1 {
-		t.Errorf("host calls %q (%d sessions added)\nwant %q (1)", got, h.SessionsAdded, want)
-	}
-
-	none := &fakehost.Host{NoMemory: true}
-	for tool, want := range map[string]string{"recall": "memory_search", "remember": "memory_add_session"} {
-		if got, want := call(none, tool, `{"query":"tea"}`), `{"abiVersion":1,"error":"adkhost: `+want+`: UNAVAILABLE (4)"}`; got != want {
-			t.Errorf("%s without a memory service:\n got %s\nwant %s", tool, got, want)
-		}
-	}
-	if none.SessionsAdded != 0 {
-		t.Errorf("%d sessions added without a memory service", none.SessionsAdded)
-	}
-
-	// The module asks for memory: without the grant it is refused (its
-	// calls could only be DENIED).
-	if _, err := r.Pool(ctx, m, sandbox.PoolConfig{Owner: "no-memory", Grants: sandbox.Grants{Artifacts: true,
-		HTTP: sandbox.HTTPGrant{Hosts: []string{"127.0.0.1"}, AllowPrivate: true}}}); !errors.Is(err, sandbox.ErrNotGranted) || !strings.HasSuffix(err.Error(), "[memory]") {
-		t.Errorf("pool without the memory grant: %v, want ErrNotGranted for [memory]", err)
-	}
+	g := guesttest.Guest{Runtime: r, Module: m, Pool: p, Grants: grants, Tag: "rust",
+		Failure: func(fn string, s abi.Status) string { return fmt.Sprintf("adkhost: %s: %s (%d)", fn, s.String(), s) }}
+	guesttest.ArtifactsAndHTTP(t, g, &fakehost.Host{})
+	t.Run("memory", func(t *testing.T) { guesttest.Memory(t, g) })
 }
