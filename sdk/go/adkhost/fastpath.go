@@ -22,47 +22,24 @@ import (
 
 // splitObject calls field for each member of the JSON object data, with
 // the key (without quotes) and the raw value. It returns false if data is
-// not an object it can split: a key with an escape, or bad syntax.
+// not an object it can split: a key with an escape or a control character,
+// or bad syntax. It is objectReader with a callback, for callers that keep
+// no state between members.
 func splitObject(data []byte, field func(key, value []byte) bool) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
+	obj, ok := readObject(data, 0)
+	if !ok {
 		return false
 	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
-	}
 	for {
-		if i >= len(data) || data[i] != '"' {
+		key, done, ok := obj.next()
+		if !ok {
 			return false
 		}
-		end := bytes.IndexByte(data[i+1:], '"')
-		if end < 0 {
-			return false
+		if done {
+			return skipSpace(data, obj.i) == len(data)
 		}
-		key := data[i+1 : i+1+end]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		i = skipSpace(data, i+2+end)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		i = skipSpace(data, i+1)
-		vend := skipValue(data, i)
-		if vend < 0 || !field(key, data[i:vend]) {
-			return false
-		}
-		i = skipSpace(data, vend)
-		if i >= len(data) {
-			return false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return skipSpace(data, i+1) == len(data)
-		default:
+		v, ok := obj.value()
+		if !ok || !field(key, v) {
 			return false
 		}
 	}
