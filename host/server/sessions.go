@@ -89,9 +89,15 @@ func (s *Server) create(c echo.Context, id string, state map[string]any) error {
 	return c.JSON(http.StatusOK, toSessionJSON(sess))
 }
 
-// getSessionOr404 reads a whole session.
+// getSessionOr404 reads the route's whole session.
 func (s *Server) getSessionOr404(c echo.Context) (*session.Session, error) {
-	sess, err := s.cfg.DB.Sessions().Get(c.Request().Context(), &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: c.Param("session")})
+	return s.sessionOr404(c, c.Param("session"))
+}
+
+// sessionOr404 reads session id of the route's app and user, answering
+// 404 if there is none.
+func (s *Server) sessionOr404(c echo.Context, id string) (*session.Session, error) {
+	sess, err := s.cfg.DB.Sessions().Get(c.Request().Context(), &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: id})
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, errorf(http.StatusNotFound, "Session not found")
 	}
@@ -178,15 +184,11 @@ func (s *Server) patchMemory(c echo.Context) error {
 	if req.SessionID == nil {
 		return errorf(http.StatusBadRequest, "Update memory request is invalid.")
 	}
-	ctx := c.Request().Context()
-	sess, err := s.cfg.DB.Sessions().Get(ctx, &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: *req.SessionID})
-	if errors.Is(err, session.ErrNotFound) {
-		return errorf(http.StatusNotFound, "Session not found")
-	}
+	sess, err := s.sessionOr404(c, *req.SessionID)
 	if err != nil {
-		return wrapErr(http.StatusInternalServerError, "reading session", err)
+		return err
 	}
-	if err := s.cfg.Memory.AddSession(ctx, sess); err != nil {
+	if err := s.cfg.Memory.AddSession(c.Request().Context(), sess); err != nil {
 		return wrapErr(http.StatusInternalServerError, "adding the session to memory", err)
 	}
 	return c.NoContent(http.StatusOK)
