@@ -20,11 +20,21 @@ func appendPart(b []byte, s string) []byte {
 
 // readPart splits the first length-prefixed part off b.
 func readPart(b []byte) (string, []byte, error) {
-	n, w := binary.Uvarint(b)
-	if w <= 0 || uint64(len(b)-w) < n {
+	start, end, ok := partAt(b, 0)
+	if !ok {
 		return "", nil, errors.New("malformed key")
 	}
-	return string(b[w : w+int(n)]), b[w+int(n):], nil
+	return string(b[start:end]), b[end:], nil
+}
+
+// partAt returns where the bytes of the length-prefixed part at b[off:]
+// start and end; ok is false if b is too short for it.
+func partAt(b []byte, off int) (start, end int, ok bool) {
+	n, w := binary.Uvarint(b[off:])
+	if w <= 0 || uint64(len(b)-off-w) < n {
+		return 0, 0, false
+	}
+	return off + w, off + w + int(n), true
 }
 
 func appKey(app string) []byte { return appendPart(nil, app) }

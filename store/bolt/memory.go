@@ -83,13 +83,13 @@ func decodeMemory(v []byte) (*memory.Record, error) {
 	return r, nil
 }
 
-// nextPart returns where the bytes of the part at v[off:] start and end.
+// nextPart is partAt for a memory record.
 func nextPart(v []byte, off int) (start, end int, err error) {
-	n, w := binary.Uvarint(v[off:])
-	if w <= 0 || uint64(len(v)-off-w) < n {
+	start, end, ok := partAt(v, off)
+	if !ok {
 		return 0, 0, errors.New("malformed memory record")
 	}
-	return off + w, off + w + int(n), nil
+	return start, end, nil
 }
 
 // recordID reads only the id of a record's value.
