@@ -112,15 +112,8 @@ func (l *loader) tools(a *agentSpec, mods appModules) []tool.Tool {
 		out = append(out, t)
 	}
 	for _, r := range a.tools {
-		switch r.builtin {
-		case "exit_loop":
-			add(engine.ExitLoopTool{}, r.at)
-			continue
-		case "load_memory":
-			add(engine.LoadMemoryTool{}, r.at)
-			continue
-		case "preload_memory":
-			add(engine.PreloadMemoryTool{}, r.at)
+		if t, ok := builtins[r.builtin]; ok {
+			add(t, r.at)
 			continue
 		}
 		m := mods.module(r.module.ref)

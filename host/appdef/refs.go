@@ -1,10 +1,13 @@
 package appdef
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/tool"
 )
 
 // builtinTools maps the google-adk built-in tool names adkhost has to
@@ -23,8 +26,12 @@ var builtinTools = map[string]string{
 	"google.adk.tools.preload_memory_tool.preload_memory_tool": "preload_memory",
 }
 
-// builtinNames are the canonical built-in tool names, for suggestions.
-var builtinNames = []string{"exit_loop", "load_memory", "preload_memory"}
+// builtins are the built-in tools by canonical name.
+var builtins = map[string]tool.Tool{
+	"exit_loop":      engine.ExitLoopTool{},
+	"load_memory":    engine.LoadMemoryTool{},
+	"preload_memory": engine.PreloadMemoryTool{},
+}
 
 // supportedTools is the message listing what a tools entry may be.
 const supportedTools = "supported: the built-ins exit_loop, load_memory and preload_memory ({name: exit_loop}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
@@ -106,7 +113,7 @@ func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	case strings.Contains(s, "."):
 		l.add(name.val.errf("not supported: Python code references (%s); %s", s, supportedTools))
 	default:
-		l.add(name.val.errf("unknown built-in tool %q%s; %s", s, didYouMean(s, builtinNames), supportedTools))
+		l.add(name.val.errf("unknown built-in tool %q%s; %s", s, didYouMean(s, slices.Sorted(maps.Keys(builtins))), supportedTools))
 	}
 	return false
 }
