@@ -3,17 +3,24 @@ GO ?= go
 
 .PHONY: test vet build bench-turn fmt
 
+# The repository holds four Go modules: the host (.), abi and sdk/go (each
+# a module of its own, so a guest depends on them alone) and bench.
+GUEST_MODULES := abi sdk/go
+
 test: vet
 	$(GO) test -race -count=1 ./...
+	for m in $(GUEST_MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run Test ./...
 
 vet:
 	$(GO) vet ./...
+	for m in $(GUEST_MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 build:
 	$(GO) build ./...
+	for m in $(GUEST_MODULES); do (cd $$m && $(GO) build ./...) || exit 1; done
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

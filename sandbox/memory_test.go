@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkhosttest"
 )
 
 // memoryWAT compiles testdata/wat/memory.wat; asking false drops its
@@ -33,8 +33,8 @@ func memoryWAT(t testing.TB, asking bool) []byte {
 	return wat(t, strings.Replace(string(src), caps, "", 1))
 }
 
-func memoryHost() *fakehost.Host {
-	return &fakehost.Host{Memories: []abi.MemoryEntry{
+func memoryHost() *adkhosttest.Host {
+	return &adkhosttest.Host{Memories: []abi.MemoryEntry{
 		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink green tea"}}}, CustomMetadata: map[string]any{}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
 		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}, ID: "e2", Author: "user"},
 	}}
@@ -77,7 +77,7 @@ func TestMemoryHostFunctions(t *testing.T) {
 	})
 	t.Run("unavailable", func(t *testing.T) {
 		p := pool(t, r, m, sandbox.PoolConfig{Grants: sandbox.Grants{Memory: true}})
-		h := &fakehost.Host{NoMemory: true}
+		h := &adkhosttest.Host{NoMemory: true}
 		for _, in := range []string{"Qtea", "A"} {
 			if got := call(t, p, h, in); got != status(abi.StatusUnavailable) {
 				t.Errorf("%s without a memory service: %s", in, got)

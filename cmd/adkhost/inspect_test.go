@@ -30,7 +30,7 @@ func weatherModule(t *testing.T) string {
 		t.Fatal(err)
 	}
 	wasm, err := wasmbuild.Build(wasmbuild.Spec{
-		Dir: root, Package: "./sdk/go/examples/weather",
+		Dir: root, Package: "github.com/adkhost/adkhost/sdk/go/examples/weather",
 		Sources: []string{"sdk/go/examples/weather", "sdk/go/adkhost", "abi"}, Cache: "adkhost-cmd-guests",
 	})
 	if err != nil {

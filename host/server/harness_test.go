@@ -45,7 +45,7 @@ func weatherWasm(t testing.TB) []byte {
 			return
 		}
 		weather.wasm, weather.err = wasmbuild.Build(wasmbuild.Spec{
-			Dir: root, Package: "./sdk/go/examples/weather",
+			Dir: root, Package: "github.com/adkhost/adkhost/sdk/go/examples/weather",
 			Sources: []string{"sdk/go/examples/weather", "sdk/go/adkhost", "abi"}, Cache: "adkhost-server-guests",
 		})
 	})

@@ -1,3 +1,6 @@
+// Package fakehost holds test servers shared by the SDKs' end-to-end tests:
+// Echo answers guests' http_request calls. (The recording abi.Host is the Go
+// SDK's adkhosttest.Host.)
 package fakehost
 
 import (

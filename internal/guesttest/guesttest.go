@@ -1,7 +1,7 @@
 // Package guesttest is the end-to-end suite of the host functions every
 // guest SDK wraps (artifacts, HTTP, memory): each SDK's test guest exports
 // the same tools, and its test runs the suite on it in the real sandbox
-// against internal/fakehost. It is for tests only.
+// against adkhosttest.Host. It is for tests only.
 package guesttest
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkhosttest"
 )
 
 // Guest is an SDK's test guest, loaded. Its tools: load {name, version?}
@@ -37,7 +38,7 @@ type Guest struct {
 }
 
 // call runs tool with the JSON args and returns the output JSON.
-func (g Guest) call(t *testing.T, h *fakehost.Host, tool, args string) string {
+func (g Guest) call(t *testing.T, h *adkhosttest.Host, tool, args string) string {
 	t.Helper()
 	out, err := g.Pool.Call(context.Background(), abi.HookToolCall, []byte(`{"abiVersion":1,"tool":"`+tool+`","args":`+args+`}`), h)
 	if err != nil {
@@ -57,7 +58,7 @@ func (g Guest) failure(fn string, s abi.Status) string {
 // missing name or version, binary data, an invalid part, the list) through
 // h, and fetch against an echo server on the granted 127.0.0.1, DENIED
 // by another name for it. h may have recorded calls before.
-func ArtifactsAndHTTP(t *testing.T, g Guest, h *fakehost.Host) {
+func ArtifactsAndHTTP(t *testing.T, g Guest, h *adkhosttest.Host) {
 	before := len(h.Recorded())
 	srv := fakehost.NewEcho(t)
 	for _, c := range []struct{ name, tool, args, want string }{
@@ -100,7 +101,7 @@ func ArtifactsAndHTTP(t *testing.T, g Guest, h *fakehost.Host) {
 // module, which asks for memory, refused a pool without the grant (its
 // calls could only be DENIED).
 func Memory(t *testing.T, g Guest) {
-	h := &fakehost.Host{Memories: []abi.MemoryEntry{
+	h := &adkhosttest.Host{Memories: []abi.MemoryEntry{
 		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink "}, {Text: "green tea"}}},
 			CustomMetadata: map[string]any{"k": 1}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
 		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}},
@@ -121,7 +122,7 @@ func Memory(t *testing.T, g Guest) {
 		t.Errorf("host calls %q (%d sessions added)\nwant %q (1)", got, h.SessionsAdded, want)
 	}
 
-	none := &fakehost.Host{NoMemory: true}
+	none := &adkhosttest.Host{NoMemory: true}
 	for tool, fn := range map[string]string{"recall": "memory_search", "remember": "memory_add_session"} {
 		if got, want := g.call(t, none, tool, `{"query":"tea"}`), g.failure(fn, abi.StatusUnavailable); got != want {
 			t.Errorf("%s without a memory service:\n got %s\nwant %s", tool, got, want)

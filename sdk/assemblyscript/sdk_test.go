@@ -3,7 +3,7 @@ package assemblyscript_test
 // The AssemblyScript SDK's tests: tests/guest.ts, a guest using every part
 // of the SDK, is compiled with asc (this package's devDependency, installed
 // by `npm ci` when missing) and called through the real sandbox, which
-// decodes outputs strictly as the host does, with internal/fakehost
+// decodes outputs strictly as the host does, with adkhosttest.Host
 // recording the host calls. Without node and npm the test skips, except
 // under CI=true, where it fails (.ci/run installs them).
 
@@ -21,9 +21,9 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/internal/guesttest"
 	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkhosttest"
 )
 
 func buildGuest(t *testing.T) []byte {
@@ -91,7 +91,7 @@ func TestSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &fakehost.Host{}
+	h := &adkhosttest.Host{}
 	call := func(hook abi.Hook, input string) (string, error) {
 		t.Helper()
 		out, err := p.Call(ctx, hook, []byte(input), h)

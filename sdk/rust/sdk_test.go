@@ -4,7 +4,7 @@ package rust_test
 // testdata/guest.rs is built for wasm32 with rustc (the SDK as an rlib,
 // the guest as a cdylib, as plugins/examples/Makefile does) and called
 // through the real sandbox with a host that records the calls
-// (internal/fakehost). The SDK's
+// (adkhosttest.Host). The SDK's
 // unit tests (src/tests.rs) run in plugins/examples' TestRustSDK. Without
 // rustc and its wasm32 standard library the test skips, except under
 // CI=true, where it fails.
@@ -21,9 +21,9 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/internal/guesttest"
 	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkhosttest"
 )
 
 func missing(t *testing.T, why string) {
@@ -98,6 +98,6 @@ func TestArtifactsHTTPAndMemory(t *testing.T) {
 	}
 	g := guesttest.Guest{Runtime: r, Module: m, Pool: p, Grants: grants, Tag: "rust",
 		Failure: func(fn string, s abi.Status) string { return fmt.Sprintf("adkhost: %s: %s (%d)", fn, s.String(), s) }}
-	guesttest.ArtifactsAndHTTP(t, g, &fakehost.Host{})
+	guesttest.ArtifactsAndHTTP(t, g, &adkhosttest.Host{})
 	t.Run("memory", func(t *testing.T) { guesttest.Memory(t, g) })
 }

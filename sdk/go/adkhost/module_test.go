@@ -11,16 +11,16 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/internal/fakehost"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkhosttest"
 )
 
 // fresh gives the test an empty registry in place of the package's, and a
 // fake host; both are restored at the end of the test.
-func fresh(t *testing.T) *fakehost.Host {
+func fresh(t *testing.T) *adkhosttest.Host {
 	t.Helper()
 	prev := std
 	std = newRegistry()
-	h := &fakehost.Host{}
+	h := &adkhosttest.Host{}
 	restore := UseHost(h)
 	t.Cleanup(func() {
 		std = prev

@@ -1,10 +1,10 @@
-// Package fakehost is an in-memory abi.Host that records every call, for
-// the tests of all the SDKs (Go, Rust, AssemblyScript): the sandbox serves
-// a real guest's host functions with it, and the Go SDK's adkhost.UseHost
-// serves them with it on the development machine. It imports only abi and
-// the standard library, so any test in the module may use it. Echo is an
-// HTTP server for the guests' http_request tests.
-package fakehost
+// Package adkhosttest is an in-memory abi.Host that records every call, for
+// unit tests of guests on the development machine: adkhost.UseHost serves a
+// Go guest's host functions with it, so a tool's Go test runs without Wasm
+// or a server. adkhost's own tests of every SDK (Go, Rust, AssemblyScript)
+// serve real guests' host functions with it in the sandbox. It imports only
+// abi and the standard library.
+package adkhosttest
 
 import (
 	"context"

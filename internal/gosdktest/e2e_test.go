@@ -1,6 +1,6 @@
 //go:build !wasip1
 
-package adkhost_test
+package gosdktest_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/internal/fakehost"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkhosttest"
 )
 
 // The end-to-end tests build guests that use the SDK with GOOS=wasip1
@@ -26,8 +26,8 @@ import (
 // host does. Builds are cached under os.TempDir by a hash of the sources
 // (guest, SDK, abi, go.mod) and the toolchain, as the sandbox tests do.
 
-// moduleRoot is the repository root, relative to this package.
-const moduleRoot = "../../.."
+// sdkRoot is the Go SDK's module (sdk/go), relative to this package.
+const sdkRoot = "../../sdk/go"
 
 type built struct {
 	once sync.Once
@@ -59,8 +59,8 @@ func guest(t testing.TB, dir string) []byte {
 
 func buildGuest(dir string) ([]byte, error) {
 	return wasmbuild.Build(wasmbuild.Spec{
-		Dir: moduleRoot, Package: "./" + dir,
-		Sources: []string{dir, "sdk/go/adkhost", "abi"}, Cache: "adkhost-sdk-go-guests",
+		Dir: sdkRoot, Package: "./" + dir,
+		Sources: []string{dir, "adkhost", "../../abi"}, Cache: "adkhost-sdk-go-guests",
 	})
 }
 
@@ -112,7 +112,7 @@ func asJSON(t *testing.T, v any) string {
 // reaching the host.
 func TestWeatherExample(t *testing.T) {
 	ctx := context.Background()
-	p := pool(t, "sdk/go/examples/weather", sandbox.Grants{State: true})
+	p := pool(t, "examples/weather", sandbox.Grants{State: true})
 
 	d := p.Module().Describe()
 	want := `{"abiVersion":1,"name":"weather","version":"1.0.0","tools":[{"name":"get_weather","description":"Returns the weather forecast of a city.",` +
@@ -123,7 +123,7 @@ func TestWeatherExample(t *testing.T) {
 		t.Errorf("describe:\n got %s\nwant %s", got, want)
 	}
 
-	host := &fakehost.Host{}
+	host := &adkhosttest.Host{}
 	out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, &abi.ToolCallInput{
 		Context: toolInfo(), Tool: "get_weather", Args: map[string]any{"city": " Paris ", "days": 2},
 	}, host)
@@ -151,7 +151,7 @@ func TestWeatherExample(t *testing.T) {
 		t.Errorf("no city: %+v, %v", out, err)
 	}
 
-	host = &fakehost.Host{State: map[string]json.RawMessage{"user:units": []byte(`"imperial"`)}}
+	host = &adkhosttest.Host{State: map[string]json.RawMessage{"user:units": []byte(`"imperial"`)}}
 	mo, err := sandbox.Invoke[abi.ModelOutput](ctx, p, abi.HookBeforeModel, &abi.BeforeModelInput{
 		Context: info,
 		Request: &abi.LlmRequest{Model: "gemini-2.5-flash", Contents: []*abi.Content{{Role: "user", Parts: []*abi.Part{{Text: "Weather in Paris?"}}}}},
@@ -174,11 +174,11 @@ func TestWeatherExample(t *testing.T) {
 // TestHostFunctions calls every host function from a guest through the SDK.
 func TestHostFunctions(t *testing.T) {
 	ctx := context.Background()
-	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{
+	p := pool(t, "adkhost/testdata/sdkguest", sandbox.Grants{
 		State: true, Actions: true, Artifacts: true, Config: map[string]string{"greeting": "hello"}, Memory: true,
 	})
 	ti := toolInfo()
-	host := &fakehost.Host{Info: &ti}
+	host := &adkhosttest.Host{Info: &ti}
 	out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, &abi.ToolCallInput{Context: ti, Tool: "host_tour", Args: map[string]any{}}, host)
 	if err != nil {
 		t.Fatal(err)
@@ -213,10 +213,10 @@ func TestHostFunctions(t *testing.T) {
 // TestMemory searches memory and adds the session through the SDK.
 func TestMemory(t *testing.T) {
 	ctx := context.Background()
-	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{
+	p := pool(t, "adkhost/testdata/sdkguest", sandbox.Grants{
 		State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true,
 	})
-	call := func(host *fakehost.Host, query string) string {
+	call := func(host *adkhosttest.Host, query string) string {
 		t.Helper()
 		out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, &abi.ToolCallInput{Context: toolInfo(), Tool: "recall", Args: map[string]any{"query": query}}, host)
 		if err != nil || out.Error != "" {
@@ -224,7 +224,7 @@ func TestMemory(t *testing.T) {
 		}
 		return asJSON(t, out.Result)
 	}
-	host := &fakehost.Host{Memories: []abi.MemoryEntry{
+	host := &adkhosttest.Host{Memories: []abi.MemoryEntry{
 		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "I drink green tea"}}}, CustomMetadata: map[string]any{"k": 1}, ID: "e1", Author: "user", Timestamp: "2026-01-02T03:04:05"},
 		{Content: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "my cat is Ada"}}}, CustomMetadata: map[string]any{}},
 	}}
@@ -236,7 +236,7 @@ func TestMemory(t *testing.T) {
 	if got, want := host.Recorded(), []string{"memory_search TEA", "memory_add_session"}; !slices.Equal(got, want) || host.SessionsAdded != 1 {
 		t.Errorf("host calls = %q (%d sessions added), want %q", got, host.SessionsAdded, want)
 	}
-	if got := call(&fakehost.Host{NoMemory: true}, "tea"); got != `{"search":"UNAVAILABLE"}` {
+	if got := call(&adkhosttest.Host{NoMemory: true}, "tea"); got != `{"search":"UNAVAILABLE"}` {
 		t.Errorf("recall without a memory service: %s", got)
 	}
 }
@@ -244,10 +244,10 @@ func TestMemory(t *testing.T) {
 // TestTools covers argument decoding, results, errors and panics.
 func TestTools(t *testing.T) {
 	ctx := context.Background()
-	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true})
+	p := pool(t, "adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true})
 	call := func(tool string, args map[string]any, conf *abi.ToolConfirmation) *abi.ToolCallOutput {
 		t.Helper()
-		host := &fakehost.Host{}
+		host := &adkhosttest.Host{}
 		out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, &abi.ToolCallInput{Context: toolInfo(), Tool: tool, Args: args, Confirmation: conf}, host)
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
@@ -290,12 +290,12 @@ func TestTools(t *testing.T) {
 // TestCallbacks runs every callback hook through the sandbox.
 func TestCallbacks(t *testing.T) {
 	ctx := context.Background()
-	p := pool(t, "sdk/go/adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true})
+	p := pool(t, "adkhost/testdata/sdkguest", sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{}, Memory: true})
 	d := p.Module().Describe()
 	if got, want := d.Hooks, abi.Hooks(); !slices.Equal(got, want) {
 		t.Errorf("hooks = %v, want every hook %v", got, want)
 	}
-	host := &fakehost.Host{}
+	host := &adkhosttest.Host{}
 	text := func(s string) *abi.Content { return &abi.Content{Role: "model", Parts: []*abi.Part{{Text: s}}} }
 	check := func(name string, got any, err error, want string) {
 		t.Helper()
@@ -374,7 +374,7 @@ func TestCallbacks(t *testing.T) {
 // TestLoadWithoutModuleName: the describe message has no error field, so
 // the SDK traps; the host refuses the module and quotes the reason.
 func TestLoadWithoutModuleName(t *testing.T) {
-	_, err := runtimeFor(t).Load(context.Background(), guest(t, "sdk/go/adkhost/testdata/noname"))
+	_, err := runtimeFor(t).Load(context.Background(), guest(t, "adkhost/testdata/noname"))
 	if !errors.Is(err, sandbox.ErrDescribe) || !strings.Contains(err.Error(), "call adkhost.Module(name, version, capabilities...) in an init function") {
 		t.Errorf("Load = %v, want ErrDescribe quoting the SDK's message", err)
 	}

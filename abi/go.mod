@@ -1,0 +1,3 @@
+module github.com/adkhost/adkhost/abi
+
+go 1.24
