@@ -140,7 +140,11 @@ func (m *Reactive) answer(req *model.Request) (Step, error) {
 		if !ok {
 			continue
 		}
-		step, err := fill(r.respond, vars).Step()
+		spec, err := fill(r.respond, vars)
+		if err != nil {
+			return Step{}, err
+		}
+		step, err := spec.Step()
 		if err != nil {
 			return Step{}, err
 		}

@@ -126,6 +126,49 @@ func TestReactive(t *testing.T) {
 	}
 }
 
+// TestReactiveTypedTemplates: an argument that is one placeholder keeps the
+// variable's type, and | int, | number, | bool turn a regexp group's text
+// into a number or a boolean, so tools with such parameters can be driven.
+func TestReactiveTypedTemplates(t *testing.T) {
+	m, err := Parse([]byte(`
+rules:
+  - when: {user_matches: '(?P<n>\S+) days in (?P<city>\w+), metric (?P<metric>\w+), temp (?P<t>\S+)'}
+    respond:
+      function_calls: [{name: forecast, args: {days: '{{n | int}}', city: '{{city}}', metric: '{{metric | bool}}', t: '{{t | number}}', note: 'for {{n | int}} days', list: ['{{n | int}}']}}]
+  - when: {function_response: forecast}
+    respond:
+      function_calls: [{name: echo, args: {count: '{{response.count}}', label: 'n={{response.count}}'}}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := one(t, m, userReq("3 days in Paris, metric yes, temp -2.5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"content":{"parts":[{"functionCall":{"args":{"city":"Paris","days":3,"list":[3],"metric":true,"note":"for 3 days","t":-2.5},"name":"forecast"}}],"role":"model"}}`
+	if got != want {
+		t.Errorf("typed args\n got %s\nwant %s", got, want)
+	}
+	got, err = one(t, m, responseReq("forecast", map[string]any{"count": 4.0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"content":{"parts":[{"functionCall":{"args":{"count":4,"label":"n=4"},"name":"echo"}}],"role":"model"}}`
+	if got != want {
+		t.Errorf("a whole placeholder keeps the value's type\n got %s\nwant %s", got, want)
+	}
+	for text, wantErr := range map[string]string{
+		"x days in Paris, metric yes, temp 1":  `template {{n | int}}: x is not an integer`,
+		"2 days in Paris, metric maybe, temp 1": `template {{metric | bool}}: maybe is not a boolean`,
+		"2 days in Paris, metric no, temp warm": `template {{t | number}}: warm is not a number`,
+	} {
+		if _, err := one(t, m, userReq(text)); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%q: err = %v, want it to contain %q", text, err, wantErr)
+		}
+	}
+}
+
 func TestReactiveNoRule(t *testing.T) {
 	m, err := NewReactive("r", Rule{When: Match{UserContains: "hi"}, Respond: ResponseSpec{Text: "hello"}})
 	if err != nil {
@@ -194,6 +237,7 @@ func TestReactiveScriptErrors(t *testing.T) {
 		{"unknown variable", "rules: [{when: {user_contains: a}, respond: {text: '{{city}}'}}]", "unknown template variable {{city}}"},
 		{"group of no regexp", "rules: [{respond: {text: '{{1}}'}}]", "unknown template variable {{1}}"},
 		{"path on text", "rules: [{respond: {text: '{{text.x}}'}}]", "unknown template variable {{text.x}}"},
+		{"unknown conversion", "rules: [{when: {user_matches: '(\\d+)'}, respond: {text: '{{1 | float}}'}}]", "unknown conversion in {{1 | float}}"},
 		{"empty respond", "rules: [{when: {user_contains: a}}]", "rule 0: respond is empty"},
 		{"bad respond", "rules: [{respond: {error: x, text: y}}]", "error cannot be combined"},
 		{"unknown key", "rules: [{when: {user_contain: a}, respond: {text: y}}]", "unknown field"},

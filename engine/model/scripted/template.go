@@ -3,84 +3,198 @@ package scripted
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 )
 
 // placeholder is a template variable in a reactive rule's response:
-// {{text}}, {{1}}, {{city}}, {{tool}}, {{response}}, {{response.a.b}}.
-var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.]+)\s*\}\}`)
+// {{text}}, {{1}}, {{city}}, {{tool}}, {{response}}, {{response.a.b}},
+// optionally with a conversion: {{days | int}}, {{1 | number}}, {{ok | bool}}.
+var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.]+)\s*(?:\|\s*([A-Za-z]+)\s*)?\}\}`)
+
+// conversions are the names a placeholder may convert its value with. A
+// regexp group is always text: a tool with number or boolean parameters
+// needs one of these to be called from a user_matches capture.
+var conversions = map[string]func(any) (any, error){
+	"int":    toInt,
+	"number": toNumber,
+	"bool":   toBool,
+}
 
 // checkTemplates reports a placeholder of spec naming no variable in vars
-// (a "response." path is checked only for its head).
+// (a "response." path is checked only for its head) or an unknown
+// conversion.
 func checkTemplates(spec ResponseSpec, vars map[string]bool) error {
-	var bad []string
-	walkStrings(spec, func(s string) string {
+	var badVars, badConv []string
+	walkStrings(spec, func(s string) (any, error) {
 		for _, m := range placeholder.FindAllStringSubmatch(s, -1) {
 			head, _, _ := strings.Cut(m[1], ".")
 			if !vars[head] || (head != "response" && head != m[1]) {
-				bad = append(bad, m[0])
+				badVars = append(badVars, m[0])
+			}
+			if _, known := conversions[m[2]]; m[2] != "" && !known {
+				badConv = append(badConv, m[0])
 			}
 		}
-		return s
+		return s, nil
 	})
-	if len(bad) > 0 {
-		return fmt.Errorf("unknown template variable %s (known: text, tool, response, response.<path>, and the groups of user_matches)", strings.Join(bad, ", "))
+	if len(badVars) > 0 {
+		return fmt.Errorf("unknown template variable %s (known: text, tool, response, response.<path>, and the groups of user_matches)", strings.Join(badVars, ", "))
+	}
+	if len(badConv) > 0 {
+		return fmt.Errorf("unknown conversion in %s (known: | int, | number, | bool)", strings.Join(badConv, ", "))
 	}
 	return nil
 }
 
 // fill returns a copy of spec with its placeholders replaced from vars. A
 // variable the request did not bind (e.g. {{tool}} for user text) is empty.
-func fill(spec ResponseSpec, vars map[string]any) ResponseSpec {
-	return walkStrings(spec, func(s string) string {
-		return placeholder.ReplaceAllStringFunc(s, func(m string) string {
-			name := placeholder.FindStringSubmatch(m)[1]
-			return render(lookup(vars, name))
+// A function call argument that is exactly one placeholder takes the
+// variable's value with its type (a number stays a number), converted if
+// the placeholder says so; anywhere else the value is written into the text.
+func fill(spec ResponseSpec, vars map[string]any) (ResponseSpec, error) {
+	return walkStrings(spec, func(s string) (any, error) {
+		if m := placeholder.FindStringSubmatchIndex(s); m != nil && m[0] == 0 && m[1] == len(s) {
+			return value(vars, s[m[2]:m[3]], submatch(s, m, 2), s)
+		}
+		var err error
+		out := placeholder.ReplaceAllStringFunc(s, func(p string) string {
+			m := placeholder.FindStringSubmatch(p)
+			v, e := value(vars, m[1], m[2], p)
+			if e != nil && err == nil {
+				err = e
+			}
+			return render(v)
 		})
+		return out, err
 	})
+}
+
+func submatch(s string, m []int, i int) string {
+	if m[2*i] < 0 {
+		return ""
+	}
+	return s[m[2*i]:m[2*i+1]]
+}
+
+// value looks a variable up and applies the placeholder's conversion.
+func value(vars map[string]any, name, conv, placeholder string) (any, error) {
+	v := lookup(vars, name)
+	if conv == "" {
+		return v, nil
+	}
+	c, err := conversions[conv](v)
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", placeholder, err)
+	}
+	return c, nil
+}
+
+func toInt(v any) (any, error) {
+	switch v := v.(type) {
+	case float64:
+		if v == float64(int64(v)) {
+			return int64(v), nil
+		}
+	case string:
+		if i, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			return i, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not an integer", render(v))
+}
+
+func toNumber(v any) (any, error) {
+	switch v := v.(type) {
+	case float64:
+		return v, nil
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not a number", render(v))
+}
+
+func toBool(v any) (any, error) {
+	switch v := v.(type) {
+	case bool:
+		return v, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "yes", "on", "1":
+			return true, nil
+		case "false", "no", "off", "0":
+			return false, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not a boolean (true/false, yes/no, on/off, 1/0)", render(v))
 }
 
 // walkStrings returns a copy of spec with f applied to the strings a
 // template may appear in: text, thought, error_message, function call ids
-// and every string inside function call args.
-func walkStrings(spec ResponseSpec, f func(string) string) ResponseSpec {
+// and every string inside function call args. Only in args may f's value
+// be something other than a string; elsewhere it is rendered as text.
+func walkStrings(spec ResponseSpec, f func(string) (any, error)) (ResponseSpec, error) {
+	var firstErr error
+	text := func(s string) string {
+		v, err := f(s)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return render(v)
+	}
 	out := spec
-	out.Text = f(spec.Text)
-	out.Thought = f(spec.Thought)
-	out.ErrorMessage = f(spec.ErrorMessage)
+	out.Text = text(spec.Text)
+	out.Thought = text(spec.Thought)
+	out.ErrorMessage = text(spec.ErrorMessage)
 	if spec.FunctionCalls != nil {
 		out.FunctionCalls = make([]FunctionCallSpec, len(spec.FunctionCalls))
 		for i, fc := range spec.FunctionCalls {
-			out.FunctionCalls[i] = FunctionCallSpec{Name: fc.Name, ID: f(fc.ID)}
+			out.FunctionCalls[i] = FunctionCallSpec{Name: fc.Name, ID: text(fc.ID)}
 			if fc.Args != nil {
-				out.FunctionCalls[i].Args = walkValue(fc.Args, f).(map[string]any)
+				args, err := walkValue(fc.Args, f)
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				out.FunctionCalls[i].Args = args.(map[string]any)
 			}
 		}
 	}
-	return out
+	return out, firstErr
 }
 
-// walkValue copies v, applying f to every string in it.
-func walkValue(v any, f func(string) string) any {
+// walkValue copies v, replacing every string in it with f's value.
+func walkValue(v any, f func(string) (any, error)) (any, error) {
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
 	switch v := v.(type) {
 	case string:
 		return f(v)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[k] = walkValue(e, f)
+			w, err := walkValue(e, f)
+			keep(err)
+			out[k] = w
 		}
-		return out
+		return out, firstErr
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = walkValue(e, f)
+			w, err := walkValue(e, f)
+			keep(err)
+			out[i] = w
 		}
-		return out
+		return out, firstErr
 	default:
-		return v
+		return v, nil
 	}
 }
 
