@@ -1,5 +1,6 @@
 # adkhost build and test entry points. `make test` is what CI runs.
 GO ?= go
+SHELL := bash
 
 .PHONY: test vet build bench-turn fmt
 
@@ -7,10 +8,15 @@ GO ?= go
 # a module of its own, so a guest depends on them alone) and bench.
 GUEST_MODULES := abi sdk/go
 
+# Every module's tests through internal/testreport, which prints what go
+# test prints for packages and failures, then which tests skipped and why
+# (a missing toolchain skips outside CI, and fails under CI=true), and a
+# closing "tests: N passed, N failed, N skipped".
 test: vet
-	$(GO) test -race -count=1 ./...
-	for m in $(GUEST_MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
-	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run Test ./...
+	@set -o pipefail; { rc=0; $(GO) test -race -count=1 -json ./... || rc=1; \
+	  for m in $(GUEST_MODULES); do (cd $$m && $(GO) test -race -count=1 -json ./...) || rc=1; done; \
+	  (cd bench && $(GO) vet ./... && $(GO) test -count=1 -json -run Test ./...) || rc=1; \
+	  exit $$rc; } | $(GO) run ./internal/testreport
 
 vet:
 	$(GO) vet ./...
@@ -18,7 +24,17 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-build:
+# bin/adkhost, stamped with the checkout's version (adkhost version).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+.PHONY: build-bin install
+build-bin:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/adkhost ./cmd/adkhost
+
+# Installs adkhost into $(go env GOPATH)/bin.
+install:
+	$(GO) install -ldflags "-X main.version=$(VERSION)" ./cmd/adkhost
+
+build: build-bin
 	$(GO) build ./...
 	for m in $(GUEST_MODULES); do (cd $$m && $(GO) build ./...) || exit 1; done
 

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -19,8 +21,8 @@ import (
 
 // clientFlags say how to reach a running server's admin API.
 type clientFlags struct {
-	server, token, tokenFile string
-	json                     bool
+	server, token, tokenFile, data string
+	json                           bool
 }
 
 func (f *clientFlags) add(cmd *cobra.Command) {
@@ -30,7 +32,8 @@ func (f *clientFlags) add(cmd *cobra.Command) {
 	}
 	cmd.Flags().StringVar(&f.server, "server", url, "server URL (env ADKHOST_SERVER)")
 	cmd.Flags().StringVar(&f.token, "token", "", "admin token (default: env ADKHOST_ADMIN_TOKEN, then --token-file)")
-	cmd.Flags().StringVar(&f.tokenFile, "token-file", filepath.Join(defaultDataDir(), server.TokenFileName), "file holding the admin token")
+	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "file holding the admin token (default: DIR/"+server.TokenFileName+" of --data)")
+	cmd.Flags().StringVar(&f.data, "data", defaultDataDir(), "the server's data directory, where it keeps the admin token it generated (env ADKHOST_DATA)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
 }
 
@@ -40,9 +43,13 @@ func (f *clientFlags) client() (*adminclient.Client, error) {
 		token = strings.TrimSpace(os.Getenv("ADKHOST_ADMIN_TOKEN"))
 	}
 	if token == "" {
-		t, err := server.ReadToken(f.tokenFile)
+		file := f.tokenFile
+		if file == "" {
+			file = filepath.Join(f.data, server.TokenFileName)
+		}
+		t, err := server.ReadToken(file)
 		if err != nil {
-			return nil, fmt.Errorf("no admin token: pass --token, set ADKHOST_ADMIN_TOKEN, or point --token-file at the server's token: %w", err)
+			return nil, fmt.Errorf("no admin token: pass --token, set ADKHOST_ADMIN_TOKEN, or give the server's data directory with --data (env ADKHOST_DATA; the server writes its token there): %w", err)
 		}
 		token = t
 	}
@@ -59,7 +66,7 @@ func newModuleUpload() *cobra.Command {
 	var f clientFlags
 	var name string
 	cmd := &cobra.Command{
-		Use:   "upload FILE.wasm --name NAME",
+		Use:   "upload FILE.wasm [--name NAME]",
 		Short: "Upload a module to a running server (validated and compiled there)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -81,7 +88,7 @@ func newModuleUpload() *cobra.Command {
 			if f.json {
 				return printJSON(cmd.OutOrStdout(), m)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "uploaded %s %s (%d bytes)\n", m.Name, m.Digest, m.Size)
+			printUpload(cmd.OutOrStdout(), m)
 			return nil
 		},
 	}
@@ -109,9 +116,13 @@ func newModuleList() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), ms)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tDIGEST\tSIZE\tVERSION\tUSED BY")
+			fmt.Fprintln(tw, "NAME\tDIGEST\tNEWEST\tSIZE\tVERSION\tUSED BY")
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", m.Name, m.Digest[:min(len(m.Digest), 19)], m.Size, m.Metadata["version"], strings.Join(m.UsedBy, ","))
+				newest := ""
+				if m.Newest {
+					newest = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", m.Name, shortDigest(m.Digest), newest, m.Size, m.Metadata["version"], strings.Join(m.UsedBy, ","))
 			}
 			return tw.Flush()
 		},
@@ -120,11 +131,39 @@ func newModuleList() *cobra.Command {
 	return cmd
 }
 
+// shortDigest is how `module list` shows a digest: "sha256:" and 12 hex
+// digits, which `module delete` and `module: name@sha256:...` accept.
+func shortDigest(d string) string {
+	return d[:min(len(d), len("sha256:")+12)]
+}
+
+// printUpload says what an upload did: a new version (and which apps moved
+// to it), or bytes the server already had.
+func printUpload(w io.Writer, m adminclient.Module) {
+	switch {
+	case m.Unchanged:
+		fmt.Fprintf(w, "unchanged: %s %s is already on the server (%d bytes)\n", m.Name, shortDigest(m.Digest), m.Size)
+	case m.Newest:
+		fmt.Fprintf(w, "uploaded %s %s (%d bytes): the newest version, used by references to %q\n", m.Name, shortDigest(m.Digest), m.Size, m.Name)
+	default:
+		fmt.Fprintf(w, "uploaded %s %s (%d bytes): stored, but an upload made earlier is newer\n", m.Name, shortDigest(m.Digest), m.Size)
+	}
+	if len(m.Reloaded) > 0 {
+		fmt.Fprintf(w, "apps now using it: %s\n", strings.Join(m.Reloaded, ", "))
+	}
+	for _, app := range slices.Sorted(maps.Keys(m.ReloadErrors)) {
+		fmt.Fprintf(w, "app %s still uses the previous version: %s\n", app, m.ReloadErrors[app])
+	}
+	if !m.Unchanged && len(m.Reloaded) == 0 && len(m.UsedBy) == 0 {
+		fmt.Fprintf(w, "no app uses it yet: reference it as {module: %s, ...} in an app definition\n", m.Name)
+	}
+}
+
 func newModuleDelete() *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
 		Use:   "delete NAME|DIGEST",
-		Short: "Delete a module (refused while an app uses it)",
+		Short: "Delete a module: every version of a name, or one version by digest (sha256:… as list shows it); refused while an app uses it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.client()

@@ -11,9 +11,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/adkhost/adkhost/abi"
 )
 
 func main() {
@@ -36,10 +40,43 @@ func newRoot(out io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetOut(out)
+	root.Version = versionString()
+	root.SetVersionTemplate("adkhost {{.Version}}\n")
 	module := &cobra.Command{Use: "module", Short: "Work with Wasm modules"}
 	module.AddCommand(newInspect(), newModuleUpload(), newModuleList(), newModuleDelete())
 	app := &cobra.Command{Use: "app", Short: "Manage the apps of a running server"}
 	app.AddCommand(newAppRegister(), newAppList(), newAppDelete())
-	root.AddCommand(module, app, newServe(), newRun())
+	root.AddCommand(module, app, newServe(), newRun(), &cobra.Command{
+		Use:   "version",
+		Short: "Print adkhost's version, ABI version and Go version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "adkhost %s\n", versionString())
+		},
+	})
 	return root
+}
+
+// versionString is the release version (set with -ldflags "-X
+// main.version=…") or, for a build from a checkout, the commit it was built
+// from; then the guest ABI and Go versions.
+func versionString() string {
+	v := version
+	if info, ok := debug.ReadBuildInfo(); ok && v == "dev" {
+		var rev, dirty string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(len(s.Value), 12)]
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
+			}
+		}
+		if rev != "" {
+			v += " (" + rev + dirty + ")"
+		}
+	}
+	return fmt.Sprintf("%s, abi v%d, %s %s/%s", v, abi.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/adkhost/adkhost/internal/suggest"
 )
 
 // Error is a definition error, located in its file.
@@ -60,38 +62,7 @@ func Errors(err error) []*Error {
 	return out
 }
 
-// didYouMean returns " (did you mean X?)" for the candidate closest to
-// got, when one is close enough to be a likely typo, else "".
+// didYouMean is the hint naming the candidate closest to got, if any.
 func didYouMean(got string, candidates []string) string {
-	best, bestD := "", len(got)/3+2
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(got), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.DidYouMean(got, candidates)
 }

@@ -156,8 +156,11 @@ func (l *loader) parseCallbacks(v val, hook abi.Hook) []callbackRef {
 				switch {
 				case !ok:
 					valid = false
+				case s != string(hook) && slices.Contains(hookNames(), s):
+					l.add(e.val.errf("hook %q cannot serve this list; it is served by hook %s", s, hook))
+					valid = false
 				case s != string(hook):
-					l.add(e.val.errf("hook %q cannot serve this list; it is served by hook %s%s", s, hook, didYouMean(s, hookNames())))
+					l.add(e.val.errf("unknown hook %q; this list is served by hook %s%s", s, hook, didYouMean(s, hookNames())))
 					valid = false
 				}
 				c.hookAt = e.val

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/internal/suggest"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/store/bolt"
 )
@@ -30,6 +32,14 @@ type moduleJSON struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	Describe *abi.Describe     `json:"describe,omitempty"`
 	UsedBy   []string          `json:"usedBy,omitempty"`
+	// Newest says this is the version a reference by name resolves to.
+	Newest bool `json:"newest,omitempty"`
+	// Upload only: Unchanged says the server already had these bytes under
+	// this name; Reloaded lists the apps that moved to this version;
+	// ReloadErrors the apps that could not, and still serve the old one.
+	Unchanged    bool              `json:"unchanged,omitempty"`
+	Reloaded     []string          `json:"reloaded,omitempty"`
+	ReloadErrors map[string]string `json:"reloadErrors,omitempty"`
 }
 
 func toModuleJSON(info bolt.ModuleInfo) moduleJSON {
@@ -67,19 +77,101 @@ func (s *Server) putModule(c echo.Context) error {
 		"module": d.Name, "version": d.Version,
 		"transport": m.Transport().String(), "abi": strconv.Itoa(abi.Version),
 	}
-	_, existsErr := s.cfg.DB.Registry().ModuleInfo(ctx, strings.TrimPrefix(m.Digest(), "sha256:"))
+	s.adminMu.Lock()
+	defer s.adminMu.Unlock()
+	prev, existsErr := s.cfg.DB.Registry().ModuleInfo(ctx, strings.TrimPrefix(m.Digest(), "sha256:"))
+	unchanged := existsErr == nil && prev.Name == name
 	info, err := s.cfg.DB.Registry().PutModule(ctx, wasm, name, meta)
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "storing the module", err)
 	}
-	s.log.Info("module stored", "name", name, "digest", m.Digest(), "size", len(wasm))
 	out := toModuleJSON(info)
 	out.Describe = d
+	out.Unchanged = unchanged
+	if newest, err := findModule(ctx, s.cfg.DB.Registry(), name, ""); err == nil {
+		out.Newest = newest.SHA256 == info.SHA256
+	}
+	if out.Newest && !unchanged {
+		out.Reloaded, out.ReloadErrors = s.followNewest(ctx, name)
+	}
+	out.UsedBy = s.apps.usersOf(info.SHA256)
+	s.log.Info("module stored", "name", name, "digest", m.Digest(), "size", len(wasm), "unchanged", unchanged, "reloaded", out.Reloaded)
 	status := http.StatusCreated
 	if existsErr == nil {
 		status = http.StatusOK
 	}
 	return c.JSON(status, out)
+}
+
+// followNewest reloads the served apps that use an older module uploaded
+// under name, so that a reference by name keeps meaning the newest upload
+// (as it does when the server starts). A reference pinned by digest or by
+// describe version resolves as before, and such an app is left alone. Runs
+// in flight finish on the version they started with; an app that fails to
+// reload keeps serving its current version. The caller holds adminMu.
+func (s *Server) followNewest(ctx context.Context, name string) (reloaded []string, failed map[string]string) {
+	all, err := s.cfg.DB.Registry().Modules(ctx)
+	if err != nil {
+		return nil, map[string]string{"*": "listing modules: " + err.Error()}
+	}
+	ofName := map[string]bool{}
+	for _, m := range all {
+		if m.Name == name {
+			ofName[m.SHA256] = true
+		}
+	}
+	for _, appName := range s.apps.names() {
+		la := s.apps.get(appName)
+		if la == nil || !usesAny(la, ofName) {
+			continue
+		}
+		stored, err := s.cfg.DB.Registry().App(ctx, appName, la.version)
+		var def definition
+		if err == nil {
+			def, err = decodeDefinition(stored.Definition)
+		}
+		var next *loadedApp
+		if err == nil {
+			next, err = s.load(ctx, appName, la.version, la.created, def)
+		}
+		if err != nil {
+			if failed == nil {
+				failed = map[string]string{}
+			}
+			failed[appName] = err.Error()
+			s.log.Warn("app keeps its module version: reload failed", "app", appName, "module", name, "err", err)
+			continue
+		}
+		if sameModules(la, next) {
+			next.retire() // pinned: nothing moves
+			continue
+		}
+		s.apps.swap(next)
+		reloaded = append(reloaded, appName)
+		s.log.Info("app moved to the newest module", "app", appName, "module", name)
+	}
+	return reloaded, failed
+}
+
+func usesAny(la *loadedApp, digests map[string]bool) bool {
+	for d := range la.app.Modules {
+		if digests[strings.TrimPrefix(d, "sha256:")] {
+			return true
+		}
+	}
+	return false
+}
+
+func sameModules(a, b *loadedApp) bool {
+	if len(a.app.Modules) != len(b.app.Modules) {
+		return false
+	}
+	for d := range a.app.Modules {
+		if _, ok := b.app.Modules[d]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // refusalReason names the sandbox check a module failed, for scripts.
@@ -105,10 +197,17 @@ func (s *Server) listModules(c echo.Context) error {
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "listing modules", err)
 	}
+	newest := map[string]bolt.ModuleInfo{}
+	for _, m := range all {
+		if n, ok := newest[m.Name]; !ok || m.Created.After(n.Created) {
+			newest[m.Name] = m
+		}
+	}
 	out := make([]moduleJSON, 0, len(all))
 	for _, m := range all {
 		j := toModuleJSON(m)
 		j.UsedBy = s.apps.usersOf(m.SHA256)
+		j.Newest = newest[m.Name].SHA256 == m.SHA256
 		out = append(out, j)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -141,16 +240,46 @@ func (s *Server) moduleRefs(c echo.Context, ref string) ([]bolt.ModuleInfo, erro
 		return nil, wrapErr(http.StatusInternalServerError, "listing modules", err)
 	}
 	var out []bolt.ModuleInfo
+	// A short digest, as `module list` prints it: a unique prefix of at
+	// least 8 hex digits, with or without "sha256:".
+	if isHexPrefix(hex) {
+		for _, m := range all {
+			if strings.HasPrefix(m.SHA256, hex) {
+				out = append(out, m)
+			}
+		}
+		if len(out) > 1 {
+			return nil, errorf(http.StatusConflict, fmt.Sprintf("digest prefix %s matches %d modules: give more digits", ref, len(out)))
+		}
+		if len(out) == 1 {
+			return out, nil
+		}
+		if strings.HasPrefix(ref, "sha256:") {
+			return nil, errorf(http.StatusNotFound, "no module has a digest starting with "+ref)
+		}
+	}
 	for _, m := range all {
 		if m.Name == ref {
 			out = append(out, m)
 		}
 	}
 	if len(out) == 0 {
-		return nil, errorf(http.StatusNotFound, "module "+strconv.Quote(ref)+" not found")
+		msg := "module " + strconv.Quote(ref) + " not found"
+		names := make([]string, len(all))
+		for i, m := range all {
+			names[i] = m.Name
+		}
+		msg += suggest.DidYouMean(ref, names)
+		return nil, errorf(http.StatusNotFound, msg)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
 	return out, nil
+}
+
+// isHexPrefix reports whether s could be a short digest: 8 to 63 lowercase
+// hex digits.
+func isHexPrefix(s string) bool {
+	return len(s) >= 8 && len(s) < 64 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 func isHexDigest(s string) bool {

@@ -7,28 +7,34 @@
 # from their package-lock.json). Go is the repository's own toolchain; the
 # Extism example's go-pdk comes through the Go module proxy.
 # When everything is present it only checks, and exits at once.
+# Arguments name the parts to install (c, wat, rust, as); none means all.
+# `make demo` asks for c only (its modules are Go and C).
 set -eu
+parts=" ${*:-c wat rust as} "
+want() { case "$parts" in *" $1 "*) return 0 ;; esac; return 1; }
 
 here="$(cd "$(dirname "$0")" && pwd)"
 
 missing=""
-command -v clang >/dev/null || missing="$missing clang"
-command -v wasm-ld >/dev/null || missing="$missing lld"
-command -v wat2wasm >/dev/null || missing="$missing wabt"
-command -v npm >/dev/null || missing="$missing npm"
-if [ ! -e /usr/lib/wasm32-wasi/libc.a ] && [ ! -d /usr/share/wasi-sysroot ]; then
-  missing="$missing wasi-libc"
+if want c; then
+  command -v clang >/dev/null || missing="$missing clang"
+  command -v wasm-ld >/dev/null || missing="$missing lld"
+  if [ ! -e /usr/lib/wasm32-wasi/libc.a ] && [ ! -d /usr/share/wasi-sysroot ]; then
+    missing="$missing wasi-libc"
+  fi
+  # clang links libclang_rt.builtins-wasm32.a into every wasm32 module.
+  if ! command -v clang >/dev/null || [ ! -e "$(clang --target=wasm32-wasi -print-libgcc-file-name 2>/dev/null)" ]; then
+    missing="$missing libclang-rt-dev-wasm32"
+  fi
 fi
-# clang links libclang_rt.builtins-wasm32.a into every wasm32 module.
-if ! command -v clang >/dev/null || [ ! -e "$(clang --target=wasm32-wasi -print-libgcc-file-name 2>/dev/null)" ]; then
-  missing="$missing libclang-rt-dev-wasm32"
-fi
+want wat && { command -v wat2wasm >/dev/null || missing="$missing wabt"; }
+want as && { command -v npm >/dev/null || missing="$missing npm"; }
 # Rust: the rustc the Makefile picks (Debian's /usr/bin/rustc first) must
 # have the wasm32-wasi (or, from Rust 1.84, wasm32-wasip1) standard
 # library. rustup cannot download targets here, so Debian's packages it is.
 rustc="$(command -v /usr/bin/rustc || command -v rustc || true)"
-if [ -z "$rustc" ] || ! { sysroot="$("$rustc" --print sysroot 2>/dev/null)" &&
-  { [ -d "$sysroot/lib/rustlib/wasm32-wasi/lib" ] || [ -d "$sysroot/lib/rustlib/wasm32-wasip1/lib" ]; }; }; then
+if want rust && { [ -z "$rustc" ] || ! { sysroot="$("$rustc" --print sysroot 2>/dev/null)" &&
+  { [ -d "$sysroot/lib/rustlib/wasm32-wasi/lib" ] || [ -d "$sysroot/lib/rustlib/wasm32-wasip1/lib" ]; }; }; }; then
   missing="$missing rustc libstd-rust-dev-wasm32"
 fi
 
@@ -41,6 +47,7 @@ if [ -n "$missing" ]; then
   $sudo apt-get install -y -qq $missing
 fi
 
+want as || exit 0
 # calculator-as links the SDK (file:../../../sdk/assemblyscript): an older
 # node_modules without the link is reinstalled.
 if [ ! -x "$here/calculator-as/node_modules/.bin/asc" ] || [ ! -e "$here/calculator-as/node_modules/adkhost-as" ]; then

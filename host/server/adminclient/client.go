@@ -33,6 +33,13 @@ type Module struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	Describe json.RawMessage   `json:"describe,omitempty"`
 	UsedBy   []string          `json:"usedBy,omitempty"`
+	// Newest: a reference by name resolves to this version.
+	Newest bool `json:"newest,omitempty"`
+	// Upload answers only: the bytes were already stored under this name;
+	// the apps that moved to this version; those that could not.
+	Unchanged    bool              `json:"unchanged,omitempty"`
+	Reloaded     []string          `json:"reloaded,omitempty"`
+	ReloadErrors map[string]string `json:"reloadErrors,omitempty"`
 }
 
 // App is a registered app as the admin API describes it.

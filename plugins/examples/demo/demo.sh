@@ -10,9 +10,12 @@ MAKE=${MAKE:-make}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$root"
 
-echo "== building the example modules and adkhost"
-"$MAKE" --no-print-directory examples GO="$GO" >/dev/null
-"$GO" build -o bin/adkhost ./cmd/adkhost
+echo "== building the demo's modules (Go weather tool, C guardrail) and bin/adkhost"
+# Only the C toolchain (clang, lld, wasi-libc from apt) is installed when
+# missing: the demo needs nothing else.
+plugins/examples/install-deps.sh c
+"$MAKE" --no-print-directory -C plugins/examples weather guardrail-c GO="$GO" >/dev/null
+"$MAKE" --no-print-directory build-bin GO="$GO" >/dev/null
 
 data=$(mktemp -d)
 port=${DEMO_PORT:-18765}
