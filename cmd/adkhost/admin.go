@@ -229,11 +229,33 @@ func readDefinition(path string) (map[string][]byte, error) {
 	return files, nil
 }
 
+// folderHint: a single YAML file was registered, and the server misses a
+// file that sits beside it (a scripted model, a config_path agent), so
+// the user meant to register the folder.
+func folderHint(path string, err error) string {
+	if st, statErr := os.Stat(path); statErr != nil || st.IsDir() {
+		return ""
+	}
+	dir := filepath.Dir(path)
+	entries, _ := os.ReadDir(dir)
+	var missed []string
+	for _, e := range entries {
+		if !e.IsDir() && e.Name() != filepath.Base(path) && strings.Contains(err.Error(), e.Name()) {
+			missed = append(missed, e.Name())
+		}
+	}
+	if len(missed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\nhint: only %s was sent; it uses %s beside it: register the folder instead: adkhost app register %s",
+		filepath.Base(path), strings.Join(missed, ", "), dir)
+}
+
 func newAppRegister() *cobra.Command {
 	var f clientFlags
 	var name string
 	cmd := &cobra.Command{
-		Use:   "register APP_DIR_OR_YAML --name NAME",
+		Use:   "register APP_DIR_OR_YAML [--name NAME]",
 		Short: "Register or replace an app on a running server",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -250,7 +272,7 @@ func newAppRegister() *cobra.Command {
 			}
 			a, err := c.RegisterApp(cmd.Context(), name, files)
 			if err != nil {
-				return fmt.Errorf("registering %s: %w", name, err)
+				return fmt.Errorf("registering %s: %w%s", name, err, folderHint(args[0], err))
 			}
 			if f.json {
 				return printJSON(cmd.OutOrStdout(), a)

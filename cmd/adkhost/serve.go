@@ -75,6 +75,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// Listen first: a busy port or a bad address fails before anything is
+	// created on disk (a data directory, a token).
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (is another server running? see --addr)", f.addr, err)
+	}
+	defer ln.Close()
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return fmt.Errorf("creating the data directory: %w", err)
 	}
@@ -117,10 +124,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("listening: %w", err)
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "data", f.data, "tracing", tp != nil)
 	fmt.Fprintf(cmd.ErrOrStderr(), "adkhost serving on %s\n", ln.Addr())

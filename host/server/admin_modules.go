@@ -265,11 +265,7 @@ func (s *Server) moduleRefs(c echo.Context, ref string) ([]bolt.ModuleInfo, erro
 	}
 	if len(out) == 0 {
 		msg := "module " + strconv.Quote(ref) + " not found"
-		names := make([]string, len(all))
-		for i, m := range all {
-			names[i] = m.Name
-		}
-		msg += suggest.DidYouMean(ref, names)
+		msg += suggest.DidYouMean(ref, moduleNames(all))
 		return nil, errorf(http.StatusNotFound, msg)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })

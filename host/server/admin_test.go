@@ -165,3 +165,58 @@ func TestAppBundleReplaceAndDelete(t *testing.T) {
 	// A bundle without root_agent.yaml is refused.
 	h.must(http.StatusBadRequest)(h.putBundle("nob", map[string]string{"other.yaml": "name: x\n"}))
 }
+
+// withCustomSection returns wasm with a custom section appended: the same
+// module, other bytes, so another digest (a new version of it).
+func withCustomSection(wasm []byte, payload string) []byte {
+	name := "adkhost-test"
+	body := append([]byte{byte(len(name))}, name...)
+	body = append(body, payload...)
+	out := append([]byte{}, wasm...)
+	return append(append(out, 0, byte(len(body))), body...)
+}
+
+// TestModuleNameFollowsNewestUpload: a reference by name means the newest
+// upload, at once and not only after a restart; upload says whether the
+// bytes are new and which apps moved; list marks the newest version; short
+// digests as list prints them address one version.
+func TestModuleNameFollowsNewestUpload(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	v1 := weatherWasm(t)
+	up1 := decode[map[string]any](t, h.must(http.StatusCreated)(h.admin("PUT", "/modules/weather", v1)))
+	h.must(http.StatusCreated)(h.putBundle("wx", appFiles("wx", "v1", true)))
+
+	again := decode[map[string]any](t, h.must(http.StatusOK)(h.admin("PUT", "/modules/weather", v1)))
+	if again["unchanged"] != true || again["reloaded"] != nil {
+		t.Fatalf("same bytes again: %v, want unchanged and no reload", again)
+	}
+
+	v2 := withCustomSection(v1, "v2")
+	up2 := decode[map[string]any](t, h.must(http.StatusCreated)(h.admin("PUT", "/modules/weather", v2)))
+	if up2["unchanged"] == true || up2["newest"] != true {
+		t.Fatalf("new bytes: %v, want a new newest version", up2)
+	}
+	if r, _ := up2["reloaded"].([]any); len(r) != 1 || r[0] != "wx" {
+		t.Fatalf("reloaded = %v, want [wx]", up2["reloaded"])
+	}
+	app := decode[map[string]any](t, h.must(http.StatusOK)(h.admin("GET", "/apps/wx", nil)))
+	if mods, _ := app["modules"].([]any); len(mods) != 1 || mods[0] != up2["digest"] {
+		t.Fatalf("app modules = %v, want [%v]", app["modules"], up2["digest"])
+	}
+	// The app still runs, on the new version.
+	h.must(http.StatusOK)(h.do("POST", "/apps/wx/users/u/sessions/s1", map[string]any{}))
+
+	list := decode[[]map[string]any](t, h.must(http.StatusOK)(h.admin("GET", "/modules", nil)))
+	if len(list) != 2 || list[0]["newest"] == true || list[1]["newest"] != true || list[1]["digest"] != up2["digest"] {
+		t.Fatalf("list: %v, want v1 then v2, v2 newest", list)
+	}
+	// v1 is unused now: delete it by its short digest.
+	short := up1["digest"].(string)[:len("sha256:")+12]
+	h.must(http.StatusNoContent)(h.admin("DELETE", "/modules/"+short, nil))
+	h.must(http.StatusNotFound)(h.admin("GET", "/modules/"+short, nil))
+	// A typo gets a suggestion.
+	_, body := h.admin("GET", "/modules/wether", nil)
+	if !strings.Contains(string(body), "did you mean weather?") {
+		t.Errorf("typo answer %s, want a suggestion", body)
+	}
+}

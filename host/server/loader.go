@@ -11,6 +11,7 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/host/appdef"
+	"github.com/adkhost/adkhost/internal/suggest"
 	"github.com/adkhost/adkhost/store/bolt"
 )
 
@@ -79,13 +80,22 @@ func findModule(ctx context.Context, reg *bolt.Registry, name, version string) (
 		}
 	}
 	if !found {
-		ref := name
+		what := "no module of that name"
 		if version != "" {
-			ref += "@" + version
+			what = "no module " + name + " with describe version " + version
 		}
-		return best, fmt.Errorf("module %q: %w (upload it with PUT /admin/v1/modules/%s)", ref, bolt.ErrModuleNotFound, name)
+		return best, fmt.Errorf("%s (%w)%s: upload it first (adkhost module upload %s.wasm --name %s, or PUT /admin/v1/modules/%s)",
+			what, bolt.ErrModuleNotFound, suggest.DidYouMean(name, moduleNames(all)), name, name, name)
 	}
 	return best, nil
+}
+
+func moduleNames(all []bolt.ModuleInfo) []string {
+	out := make([]string, len(all))
+	for i, m := range all {
+		out[i] = m.Name
+	}
+	return out
 }
 
 // load builds version of app name from its definition: the app itself

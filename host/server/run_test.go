@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,9 +134,21 @@ func TestRunErrors(t *testing.T) {
 	h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u/sessions", map[string]any{"sessionId": "s"}))
 
 	h.must(http.StatusNotFound)(h.do("POST", "/run", runBody("nope", "u", "s", "hi")))
-	h.must(http.StatusNotFound)(h.do("POST", "/run", runBody("chat", "u", "ghost", "hi")))
-	if st, _ := h.sse(runBody("chat", "u", "ghost", "hi")); st != http.StatusNotFound {
-		t.Fatalf("run_sse unknown session: %d", st)
+	runBodyText := string(h.must(http.StatusNotFound)(h.do("POST", "/run", runBody("chat", "u", "ghost", "hi"))))
+	js, _ := json.Marshal(runBody("chat", "u", "ghost", "hi"))
+	resp, err := h.ts.Client().Post(h.ts.URL+"/run_sse", "application/json", bytes.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sseBody, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("run_sse unknown session: %d", resp.StatusCode)
+	}
+	// One answer for one mistake, whichever route.
+	getBody := string(h.must(http.StatusNotFound)(h.do("GET", "/apps/chat/users/u/sessions/ghost", nil)))
+	if !strings.Contains(runBodyText, `Session not found: \"ghost\"`) || strings.TrimSpace(string(sseBody)) != strings.TrimSpace(runBodyText) || getBody != runBodyText {
+		t.Errorf("unknown session answers differ:\n/run     %s\n/run_sse %s\nGET      %s", runBodyText, sseBody, getBody)
 	}
 	if st, _ := h.sse(runBody("nope", "u", "s", "hi")); st != http.StatusNotFound {
 		t.Fatalf("run_sse unknown app: %d", st)

@@ -189,7 +189,7 @@ func (s *Server) run(c echo.Context) error {
 		// google-adk answers a client that went away with 499.
 		return c.NoContent(499)
 	case errors.Is(err, session.ErrNotFound):
-		return wrapErr(http.StatusNotFound, "Session not found", err)
+		return sessionNotFound(la.name, req.UserID, req.SessionID)
 	case errors.As(err, new(*engine.InvocationNotFoundError)):
 		return wrapErr(http.StatusNotFound, "Invocation not found", err)
 	case err != nil:

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -99,12 +100,19 @@ func (s *Server) getSessionOr404(c echo.Context) (*session.Session, error) {
 func (s *Server) sessionOr404(c echo.Context, id string) (*session.Session, error) {
 	sess, err := s.cfg.DB.Sessions().Get(c.Request().Context(), &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: id})
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "Session not found")
+		return nil, sessionNotFound(c.Param("app"), c.Param("user"), id)
 	}
 	if err != nil {
 		return nil, wrapErr(http.StatusInternalServerError, "reading session", err)
 	}
 	return sess, nil
+}
+
+// sessionNotFound is the one 404 every route gives for a missing session
+// (google-adk's detail, "Session not found", then which one and what to do).
+func sessionNotFound(app, user, id string) error {
+	return errorf(http.StatusNotFound, fmt.Sprintf("Session not found: %q of user %q in app %q; create it with POST /apps/%s/users/%s/sessions",
+		id, user, app, app, user))
 }
 
 func (s *Server) getSession(c echo.Context) error {

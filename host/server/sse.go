@@ -31,7 +31,7 @@ func (s *Server) runSSE(c echo.Context) error {
 	// missing one is a 404 and not a broken stream.
 	if _, err := s.cfg.DB.Sessions().Get(ctx, &session.GetRequest{AppName: la.name, UserID: req.UserID, SessionID: req.SessionID, NumRecentEvents: 1}); err != nil {
 		if errors.Is(err, session.ErrNotFound) {
-			return errorf(http.StatusNotFound, "Session not found: "+req.SessionID)
+			return sessionNotFound(la.name, req.UserID, req.SessionID)
 		}
 		return wrapErr(http.StatusInternalServerError, "reading session", err)
 	}

@@ -65,10 +65,14 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("server answered %d: %s", e.Status, e.Msg)
-	if errs, ok := e.Body["errors"].([]any); ok {
+	if errs, ok := e.Body["errors"].([]any); ok && len(errs) > 0 {
+		// The message already joins the errors listed: print them once,
+		// located, under the message's head ("app definition does not load").
+		head, _, _ := strings.Cut(e.Msg, ": ")
+		msg = fmt.Sprintf("server answered %d: %s:", e.Status, head)
 		for _, x := range errs {
 			if m, ok := x.(map[string]any); ok {
-				msg += fmt.Sprintf("\n  %v:%v:%v: %v: %v", m["file"], m["line"], m["column"], m["field"], m["message"])
+				msg += "\n  " + located(m)
 			}
 		}
 	}
@@ -76,6 +80,27 @@ func (e *Error) Error() string {
 		msg += " (check --token, ADKHOST_ADMIN_TOKEN or the server's admin-token file)"
 	}
 	return msg
+}
+
+// located writes a definition error as file:line:column: field: message,
+// leaving out what the server did not give (a syntax error has no field).
+func located(m map[string]any) string {
+	var sb strings.Builder
+	if f, _ := m["file"].(string); f != "" {
+		sb.WriteString(f)
+		if l, _ := m["line"].(float64); l > 0 {
+			fmt.Fprintf(&sb, ":%v", l)
+			if c, _ := m["column"].(float64); c > 0 {
+				fmt.Fprintf(&sb, ":%v", c)
+			}
+		}
+		sb.WriteString(": ")
+	}
+	if f, _ := m["field"].(string); f != "" {
+		sb.WriteString(f + ": ")
+	}
+	fmt.Fprint(&sb, m["message"])
+	return sb.String()
 }
 
 // do sends a request and decodes a JSON answer into out (if not nil).
