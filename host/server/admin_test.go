@@ -205,10 +205,28 @@ func TestModuleNameFollowsNewestUpload(t *testing.T) {
 	}
 	// The app still runs, on the new version.
 	h.must(http.StatusOK)(h.do("POST", "/apps/wx/users/u/sessions/s1", map[string]any{}))
+	if got := lastText(t, decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", runBody("wx", "u", "s1", "Paris"))))); !strings.Contains(got, "weather in Paris") {
+		t.Errorf("run on v2: %q", got)
+	}
+
+	// An app pinned to v2 by a short digest stays there when v3 arrives.
+	short2 := up2["digest"].(string)[:len("sha256:")+12]
+	pinned := appFiles("pinned", "p", true)
+	pinned["root_agent.yaml"] = strings.Replace(pinned["root_agent.yaml"], "    weather:\n", "    weather:\n      ref: weather@"+short2+"\n", 1)
+	h.must(http.StatusCreated)(h.putBundle("pinned", pinned))
+	up3 := decode[map[string]any](t, h.must(http.StatusCreated)(h.admin("PUT", "/modules/weather", withCustomSection(v1, "v3"))))
+	if r, _ := up3["reloaded"].([]any); len(r) != 1 || r[0] != "wx" {
+		t.Fatalf("v3 reloaded = %v, want [wx] (pinned stays)", up3["reloaded"])
+	}
+	app = decode[map[string]any](t, h.must(http.StatusOK)(h.admin("GET", "/apps/pinned", nil)))
+	if mods, _ := app["modules"].([]any); len(mods) != 1 || mods[0] != up2["digest"] {
+		t.Fatalf("pinned app modules = %v, want [%v]", app["modules"], up2["digest"])
+	}
+	h.must(http.StatusNoContent)(h.admin("DELETE", "/apps/pinned", nil))
 
 	list := decode[[]map[string]any](t, h.must(http.StatusOK)(h.admin("GET", "/modules", nil)))
-	if len(list) != 2 || list[0]["newest"] == true || list[1]["newest"] != true || list[1]["digest"] != up2["digest"] {
-		t.Fatalf("list: %v, want v1 then v2, v2 newest", list)
+	if len(list) != 3 || list[0]["newest"] == true || list[1]["newest"] == true || list[2]["newest"] != true || list[2]["digest"] != up3["digest"] {
+		t.Fatalf("list: %v, want v1, v2, v3, v3 newest", list)
 	}
 	// v1 is unused now: delete it by its short digest.
 	short := up1["digest"].(string)[:len("sha256:")+12]

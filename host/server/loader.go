@@ -45,6 +45,13 @@ func (r RegistryModules) ResolveModule(ctx context.Context, ref string) ([]byte,
 		name = version
 	}
 	if hex, ok := strings.CutPrefix(name, "sha256:"); ok {
+		if isHexPrefix(hex) {
+			full, err := uniqueDigest(ctx, r.Registry, hex)
+			if err != nil {
+				return nil, "", fmt.Errorf("module %q: %w", ref, err)
+			}
+			hex = full
+		}
 		wasm, _, err := r.Registry.Module(ctx, hex)
 		if err != nil {
 			return nil, "", fmt.Errorf("module %q: %w", ref, err)
@@ -60,6 +67,28 @@ func (r RegistryModules) ResolveModule(ctx context.Context, ref string) ([]byte,
 		return nil, "", fmt.Errorf("module %q: %w", ref, err)
 	}
 	return wasm, "sha256:" + info.SHA256, nil
+}
+
+// uniqueDigest expands a short digest (a prefix, as `module list` shows
+// it) to the one stored digest it starts.
+func uniqueDigest(ctx context.Context, reg *bolt.Registry, prefix string) (string, error) {
+	all, err := reg.Modules(ctx)
+	if err != nil {
+		return "", fmt.Errorf("listing modules: %w", err)
+	}
+	var found []string
+	for _, m := range all {
+		if strings.HasPrefix(m.SHA256, prefix) {
+			found = append(found, m.SHA256)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no module has a digest starting with sha256:%s (%w)", prefix, bolt.ErrModuleNotFound)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("sha256:%s is the start of %d digests: give more digits", prefix, len(found))
 }
 
 // findModule returns the newest module uploaded under name (with that
