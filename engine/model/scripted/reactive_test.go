@@ -159,7 +159,7 @@ rules:
 		t.Errorf("a whole placeholder keeps the value's type\n got %s\nwant %s", got, want)
 	}
 	for text, wantErr := range map[string]string{
-		"x days in Paris, metric yes, temp 1":  `template {{n | int}}: x is not an integer`,
+		"x days in Paris, metric yes, temp 1":   `template {{n | int}}: x is not an integer`,
 		"2 days in Paris, metric maybe, temp 1": `template {{metric | bool}}: maybe is not a boolean`,
 		"2 days in Paris, metric no, temp warm": `template {{t | number}}: warm is not a number`,
 	} {
