@@ -29,10 +29,7 @@ func weatherModule(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasm, err := wasmbuild.Build(wasmbuild.Spec{
-		Dir: root, Package: "github.com/adkhost/adkhost/sdk/go/examples/weather",
-		Sources: []string{"sdk/go/examples/weather", "sdk/go/adkhost", "abi"}, Cache: "adkhost-cmd-guests",
-	})
+	wasm, err := wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-cmd-guests"))
 	if err != nil {
 		t.Fatal(err)
 	}

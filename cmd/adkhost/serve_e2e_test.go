@@ -190,8 +190,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := wasmbuild.Build(wasmbuild.Spec{Dir: root, Package: "github.com/adkhost/adkhost/sdk/go/examples/weather",
-		Sources: []string{"sdk/go/examples/weather", "sdk/go/adkhost", "abi"}, Cache: "adkhost-cmd-guests"})
+	b, err := wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-cmd-guests"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,10 +44,7 @@ func weatherWasm(t testing.TB) []byte {
 			weather.err = err
 			return
 		}
-		weather.wasm, weather.err = wasmbuild.Build(wasmbuild.Spec{
-			Dir: root, Package: "github.com/adkhost/adkhost/sdk/go/examples/weather",
-			Sources: []string{"sdk/go/examples/weather", "sdk/go/adkhost", "abi"}, Cache: "adkhost-server-guests",
-		})
+		weather.wasm, weather.err = wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-server-guests"))
 	})
 	if weather.err != nil {
 		t.Fatalf("building the weather guest: %v", weather.err)

@@ -153,3 +153,14 @@ func sourceKey(s Spec) (string, error) {
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))[:16], nil
 }
+
+// SDKExample is the Spec of the Go SDK's example guest sdk/go/examples/name,
+// built from the repository root (the SDK is a module of its own, which
+// the root module requires through a replace, so the package is named by
+// its import path), cached under cache.
+func SDKExample(root, name, cache string) Spec {
+	return Spec{
+		Dir: root, Package: "github.com/adkhost/adkhost/sdk/go/examples/" + name,
+		Sources: []string{"sdk/go/examples/" + name, "sdk/go/adkhost", "abi"}, Cache: cache,
+	}
+}

@@ -101,10 +101,7 @@ func buildWeather(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasm, err := wasmbuild.Build(wasmbuild.Spec{
-		Dir: root, Package: "./sdk/go/examples/weather",
-		Sources: []string{"sdk/go", "abi"}, Cache: "adkhost-bench-wasm",
-	})
+	wasm, err := wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-bench-wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}

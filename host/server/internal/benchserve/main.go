@@ -51,8 +51,7 @@ func run(clients int, dur, warm time.Duration, perSession int, cpuprofile string
 	if err != nil {
 		return err
 	}
-	wasm, err := wasmbuild.Build(wasmbuild.Spec{Dir: root, Package: "./sdk/go/examples/weather",
-		Sources: []string{"sdk/go/examples/weather", "sdk/go/adkhost", "abi"}, Cache: "adkhost-server-guests"})
+	wasm, err := wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-server-guests"))
 	if err != nil {
 		return fmt.Errorf("building the weather guest: %w", err)
 	}
