@@ -63,14 +63,22 @@ conformance-golden:
 	$(CONFORMANCE_VENV)/bin/pip install -q -r conformance/python/requirements.txt
 	$(CONFORMANCE_VENV)/bin/python conformance/python/run_scenario.py --dir conformance/scenarios --out conformance/golden
 
-# Session store on bbolt (store/bolt): raw bbolt commit rate on this disk,
-# serial and 64-way appends, Get of the last 20 of 100k events. The last
-# line is `append_serial_ratio=… append_concurrent_speedup=… get_recent20_us=…`.
+# Session stores (make bench-store): adkhost's bbolt against the stores users
+# would pick instead, google-adk 2.13's DatabaseSessionService (SQLite,
+# aiosqlite) and SqliteSessionService, and adk-go v2's database service on
+# SQLite (bench/cmd/storepeers, bench/peers/store_bench.py; google-adk from
+# PyPI into bench/.venv-adk): one writer, 64 writers on distinct sessions,
+# Get of a 1,000-event session. First, as information, the raw-bbolt ratios
+# of store/bolt (append_serial_ratio=… append_concurrent_speedup=…
+# get_recent20_us=…). The last line is `append_vs_adk_sqlite=…
+# append64_vs_adk_sqlite=… append_vs_adkgo=… get1000_vs_adk_sqlite=…`.
 .PHONY: bench-store
 bench-store:
+	@test -x $(BENCH_VENV)/bin/python -a -x $(BENCH_VENV)/bin/adk || { python3 -m venv $(BENCH_VENV) && $(BENCH_VENV)/bin/pip install -q -r bench/peers/adkpy/requirements.txt; }
 	@out=$$(mktemp); \
 	  ADKHOST_BENCH_STORE=1 $(GO) test -count=1 -run '^TestStoreBench$$' -v -timeout 10m ./store/bolt/ >$$out 2>&1; rc=$$?; \
-	  grep -v '^append_serial_ratio=' $$out; grep '^append_serial_ratio=' $$out; rm -f $$out; exit $$rc
+	  grep -v '^append_serial_ratio=' $$out; grep '^append_serial_ratio=' $$out; rm -f $$out; [ $$rc -eq 0 ] || exit $$rc
+	cd bench && $(GO) run ./cmd/storepeers -python $(abspath $(BENCH_VENV))/bin/python -script peers/store_bench.py
 
 # Example modules (plugins/examples/): builds each from source into
 # plugins/examples/build/<name>.wasm, first installing the toolchains that
