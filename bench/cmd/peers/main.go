@@ -50,7 +50,15 @@ func main() {
 	flag.StringVar(&o.goModule, "go-module", "", "the Go weather tool module (.wasm, required)")
 	flag.StringVar(&o.pyModule, "python-module", "", "the same tool as a Python module (.wasm; optional)")
 	flag.StringVar(&o.only, "only", "", "comma-separated server names to run (default: all)")
+	floorAddr := flag.String("serve-floor", "", "internal: serve the floor server on this address")
 	flag.Parse()
+	if *floorAddr != "" {
+		if err := serveFloor(*floorAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "peers:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.adkhost == "" || o.adkgo == "" || o.adk == "" || o.peersDir == "" || o.goModule == "" {
 		fmt.Fprintln(os.Stderr, "peers: -adkhost, -adkgo, -adk, -peers and -go-module are required (make bench-peers sets them)")
 		os.Exit(2)
@@ -107,6 +115,7 @@ func run(o options) error {
 		{"adk_python_sqlite", o.adkPython("")},
 		{"adkgo", o.adkGo},
 		{"adkhost_go_tool", o.adkhostServe(o.goModule)},
+		{"floor", floor},
 	}
 	if o.pyModule != "" {
 		servers = append(servers, server{"adkhost_python_tool", o.adkhostServe(o.pyModule)})
@@ -154,6 +163,8 @@ func run(o options) error {
 		slices.Sort(cpu)
 		fmt.Printf("median server=%s turns_per_s=%.0f cpu_ms_per_turn=%.2f\n", s.name, med(s.name), cpu[len(cpu)/2])
 	}
+	fmt.Printf("information: adkgo_vs_floor=%s adkhost_vs_floor=%s (the floor server answers with canned bytes: no Go server can pass it here)\n",
+		ratio("adkgo", "floor"), ratio("adkhost_go_tool", "floor"))
 	fmt.Printf("serve_vs_adk_python=%s serve_vs_adkgo=%s serve_python_tool_vs_go_tool=%s\n",
 		ratio("adkhost_go_tool", "adk_python_memory"), ratio("adkhost_go_tool", "adkgo"),
 		ratio("adkhost_python_tool", "adkhost_go_tool"))
@@ -165,6 +176,44 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func numCPU() int {
 	b, _ := os.ReadFile("/proc/cpuinfo")
 	return strings.Count(string(b), "processor\t:")
+}
+
+// floor is the least any Go server can spend on a turn here: net/http
+// answering session creation and /run with canned bytes the size of the
+// real answers, and no agent behind them. It bounds every ratio to a Go
+// server: with the load generator's own CPU on the same two cores, no
+// server can be faster than this one.
+func floor(ctx context.Context, port int, _ string) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return exec.CommandContext(ctx, self, "-serve-floor", "127.0.0.1:"+strconv.Itoa(port)), nil
+}
+
+func serveFloor(addr string) error {
+	session := []byte(`{"id":"s","appName":"weather_assistant","userId":"u","state":{},"events":[],"lastUpdateTime":1}`)
+	// Three events, as the real servers answer a turn (about 1.5 KB).
+	event := `{"id":"00000000-0000-0000-0000-000000000000","invocationId":"e-00000000-0000-0000-0000-000000000000","author":"weather_assistant","actions":{"stateDelta":{},"artifactDelta":{}},"content":{"role":"model","parts":[{"text":"It is sunny in Paris."}]},"timestamp":1795524613.5}`
+	run := []byte("[" + event + "," + event + "," + event + "]")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /list-apps", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`["weather_assistant"]`)) })
+	mux.HandleFunc("POST /apps/{app}/users/{user}/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(session)
+	})
+	mux.HandleFunc("POST /run", func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(run)
+	})
+	fmt.Printf("listening on %s\n", addr)
+	return http.ListenAndServe(addr, mux)
 }
 
 // adkPython serves the app with `adk api_server` (uvicorn, no reload) with

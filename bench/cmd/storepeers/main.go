@@ -29,9 +29,9 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"google.golang.org/genai"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
-	"google.golang.org/genai"
 
 	adkgosession "google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/session/database"
@@ -85,7 +85,7 @@ func run(seconds float64, writers int, python, script string) error {
 	// As configured by default, adk-go's SQLite store fails concurrent
 	// writers at once with SQLITE_BUSY ("database is locked"); a busy
 	// timeout and immediate transactions, as a user would set, fix that.
-	svc, err := database.NewSessionService(sqlite.Open(filepath.Join(dir, "adkgo.db") + "?_pragma=busy_timeout(30000)&_txlock=immediate"),
+	svc, err := database.NewSessionService(sqlite.Open(filepath.Join(dir, "adkgo.db")+"?_pragma=busy_timeout(30000)&_txlock=immediate"),
 		&gorm.Config{Logger: logger.Default.LogMode(logger.Silent)})
 	if err != nil {
 		return err
