@@ -71,10 +71,12 @@ const (
 	secType      = 1
 	secImport    = 2
 	secFunction  = 3
+	secTable     = 4
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
 	secStart     = 8
+	secElem      = 9
 	secCode      = 10
 	secData      = 11
 	secDataCount = 12
@@ -156,6 +158,24 @@ func instrument(wasm []byte) ([]byte, error) {
 			}
 		case secStart:
 			start = s.body
+		}
+	}
+	// An export naming a global past the module's own would, after the
+	// rewrite, name one of the added globals.
+	for _, s := range secs {
+		if s.id != secExport {
+			continue
+		}
+		r := reader{b: s.body}
+		for n := r.u32(); n > 0 && r.err == nil; n-- {
+			r.take(int(r.u32()))
+			kind, idx := r.byte(), r.u32()
+			if kind == 0x03 && idx >= importedGlobals+definedGlobals {
+				r.fail("export of global %d, past the module's %d globals", idx, importedGlobals+definedGlobals)
+			}
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("%w: export section: %v", errUninstrumentable, r.err)
 		}
 	}
 	if !hasMemory {
@@ -297,7 +317,7 @@ func instrument(wasm []byte) ([]byte, error) {
 				}
 				bts[i] = blockTypes[ti]
 			}
-			b, err := instrumentCode(s.body, bodyCode{enter: enter, leave: leave, check: check}, bts)
+			b, err := instrumentCode(s.body, bodyCode{enter: enter, leave: leave, check: check, globals: gidx, types: uint32(len(types))}, bts)
 			if err != nil {
 				return nil, err
 			}
@@ -364,8 +384,15 @@ func countImportedGlobals(body []byte) (uint32, bool, error) {
 }
 
 // bodyCode is what instrumentCode inserts: enter at a function's entry,
-// check after every loop instruction, leave at every exit.
-type bodyCode struct{ enter, check, leave []byte }
+// check after every loop instruction, leave at every exit. globals and
+// types are the counts of the original module's globals and types: a body
+// naming a global or type at or past them would name what instrument adds,
+// and is refused (a valid module never does; this is the rewriter's own
+// guarantee, independent of validation).
+type bodyCode struct {
+	enter, check, leave []byte
+	globals, types      uint32
+}
 
 // instrumentCode instruments every function body; blockTypes holds the
 // block type of each function's results.
@@ -425,13 +452,17 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 		op := r.byte()
 		switch {
 		case op == 0x03: // loop
-			r.s33()
+			if t, ok := r.blockType(); ok && t >= code.types {
+				r.fail("loop of type %d, past the module's %d types", t, code.types)
+			}
 			nesting++
 			out = append(out, fn[from:r.i]...)
 			out = append(out, code.check...)
 			from = r.i
 		case op == 0x02 || op == 0x04: // block, if
-			r.s33()
+			if t, ok := r.blockType(); ok && t >= code.types {
+				r.fail("block of type %d, past the module's %d types", t, code.types)
+			}
 			nesting++
 		case op == 0x0b: // end
 			if nesting > 0 {
@@ -455,12 +486,18 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 			out = append(out, fn[from:at]...)
 			out = append(out, code.leave...)
 			from = at
-			r.u32()
+			if t := r.u32(); op == 0x13 && t >= code.types {
+				r.fail("return_call_indirect of type %d, past the module's %d types", t, code.types)
+			}
 			if op == 0x13 {
 				r.u32()
 			}
 		case op <= 0x01 || op == 0x05 || op == 0x1a || op == 0x1b || op == 0xd1:
 			// no immediate
+		case op == 0x23 || op == 0x24: // global.get, global.set
+			if g := r.u32(); g >= code.globals {
+				r.fail("global %d, past the module's %d globals", g, code.globals)
+			}
 		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0xd2 ||
 			op >= 0x20 && op <= 0x26:
 			r.u32()
@@ -470,7 +507,9 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 			}
 			r.u32()
 		case op == 0x11: // call_indirect
-			r.u32()
+			if t := r.u32(); t >= code.types {
+				r.fail("call_indirect of type %d, past the module's %d types", t, code.types)
+			}
 			r.u32()
 		case op == 0x1c: // select t*
 			for k := r.u32(); k > 0 && r.err == nil; k-- {
@@ -641,7 +680,29 @@ func (r *reader) leb(max int) uint64 {
 
 func (r *reader) u32() uint32 { return uint32(r.leb(5)) }
 func (r *reader) s33()        { r.leb(5) }
-func (r *reader) s64()        { r.leb(10) }
+
+// blockType reads a block type: the empty type or a value type (one byte,
+// negative as an s33), or a type index (a non-negative s33), which it
+// returns with ok.
+func (r *reader) blockType() (index uint32, ok bool) {
+	var v uint64
+	for k := 0; k < 5; k++ {
+		c := r.byte()
+		if r.err != nil {
+			return 0, false
+		}
+		v |= uint64(c&0x7f) << (7 * k)
+		if c&0x80 == 0 {
+			if c&0x40 != 0 { // negative: a value type or empty
+				return 0, false
+			}
+			return uint32(v), true
+		}
+	}
+	r.fail("LEB128 too long")
+	return 0, false
+}
+func (r *reader) s64() { r.leb(10) }
 
 func (r *reader) memarg() {
 	if align := r.u32(); align&0x40 != 0 { // multi-memory: a memory index follows
@@ -707,24 +768,34 @@ func importsExtism(wasm []byte) bool {
 	return false
 }
 
-// instrumented returns instrument(wasm), kept under CacheDir when there is
-// one: rewriting a 3 MB Go guest takes milliseconds that a process
-// restarting with a warm compilation cache should not pay again.
-func (r *Runtime) instrumented(digest string, wasm []byte) ([]byte, error) {
-	if r.cacheDir == "" {
-		return instrument(wasm)
+// errInvalid wraps wazero's reason when validate refuses a module.
+var errInvalid = errors.New("invalid module")
+
+// instrumented returns instrument(wasm) after validating wasm unmodified
+// (validate.go), kept under CacheDir when there is one: rewriting a 3 MB
+// Go guest takes milliseconds that a process restarting with a warm
+// compilation cache should not pay again. Only validated modules are ever
+// rewritten and cached, so a cached rewrite needs no new validation.
+func (r *Runtime) instrumented(ctx context.Context, digest string, wasm []byte) ([]byte, error) {
+	var dir, path string
+	if r.cacheDir != "" {
+		dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v5")
+		path = filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
+		if b, err := os.ReadFile(path); err == nil {
+			return b, nil
+		}
 	}
-	dir := filepath.Join(r.cacheDir, "adkhost-instrumented-v4")
-	path := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
-	if b, err := os.ReadFile(path); err == nil {
-		return b, nil
+	if err := r.validator.validate(ctx, wasm); err != nil {
+		return nil, fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	b, err := instrument(wasm)
 	if err != nil {
 		return nil, err
 	}
-	// A failure to write only costs the next process the rewrite.
-	writeCacheFile(dir, path, b)
+	if path != "" {
+		// A failure to write only costs the next process the rewrite.
+		writeCacheFile(dir, path, b)
+	}
 	return b, nil
 }
 

@@ -119,11 +119,19 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 	fail := func(kind error, format string, args ...any) error {
 		return fmt.Errorf("sandbox: module %s: %w: %s", shortDigest(digest), kind, fmt.Sprintf(format, args...))
 	}
-	rt, code, interruptible := r.rt, wasm, false
-	if !importsExtism(wasm) {
-		if b, err := r.instrumented(digest, wasm); err == nil {
+	code, err := checkShape(wasm, r.complexity)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: module %s: %w", shortDigest(digest), err)
+	}
+	rt, interruptible := r.rt, false
+	if !importsExtism(code) {
+		b, err := r.instrumented(ctx, digest, code)
+		switch {
+		case err == nil:
 			code, interruptible = b, true
-		} else {
+		case errors.Is(err, errInvalid):
+			return nil, fail(ErrCompile, "%s", strings.TrimPrefix(err.Error(), errInvalid.Error()+": "))
+		default:
 			r.logger.Warn("module runs with slower deadline checks", "module", shortDigest(digest), "err", err)
 			if rt, err = r.guardedRuntime(ctx); err != nil {
 				return nil, err

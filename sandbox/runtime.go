@@ -34,6 +34,9 @@ type Config struct {
 	// Logger receives the log lines of guests called without an abi.Host,
 	// and what the sandbox itself reports. nil discards.
 	Logger *slog.Logger
+	// Complexity bounds the shape of the modules Load accepts (zero
+	// fields: defaults).
+	Complexity Complexity
 }
 
 // Runtime compiles modules and owns their pools. It is safe for concurrent
@@ -44,8 +47,10 @@ type Runtime struct {
 	rcfg     wazero.RuntimeConfig // Extism: wazero stops guests at their deadline
 	// rt runs native modules, instrumented to stop at their deadline
 	// (interrupt.go), with the adkhost host module and WASI.
-	rt     wazero.Runtime
-	logger *slog.Logger
+	rt         wazero.Runtime
+	logger     *slog.Logger
+	complexity Complexity
+	validator  validator
 
 	// guarded runs the native modules instrument cannot rewrite, with
 	// wazero's own deadline checks; created on first use.
@@ -87,12 +92,13 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		WithCompilationCache(cache).
 		WithCloseOnContextDone(true)
 	r := &Runtime{
-		cache:    cache,
-		cacheDir: cfg.CacheDir,
-		rcfg:     rcfg,
-		logger:   logger,
-		modules:  map[string]*loading{},
-		pools:    map[poolKey]*Pool{},
+		cache:      cache,
+		cacheDir:   cfg.CacheDir,
+		rcfg:       rcfg,
+		logger:     logger,
+		complexity: cfg.Complexity.WithDefaults(),
+		modules:    map[string]*loading{},
+		pools:      map[poolKey]*Pool{},
 	}
 	rt, err := newNativeRuntime(ctx, rcfg.WithCloseOnContextDone(false))
 	if err != nil {
@@ -192,6 +198,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 		if gerr := r.guarded.Close(ctx); err == nil {
 			err = gerr
 		}
+	}
+	if verr := r.validator.close(ctx); err == nil {
+		err = verr
 	}
 	if cerr := r.cache.Close(ctx); err == nil {
 		err = cerr

@@ -1,0 +1,286 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Before anything rewrites or compiles a module, two checks run on the
+// bytes as uploaded:
+//
+//   - checkShape reads the section headers and the item counts of each
+//     vector, and refuses a module past Complexity (ErrTooComplex): a
+//     1.4 MB module of 100,000 functions and 100,000 globals took 40-61 s
+//     of both cores to compile, and the limits keep compile time to what
+//     real modules need. It also caps every table (capTables).
+//   - validate runs wazero's full validation of the module, unmodified,
+//     with the interpreter engine (which validates exactly as the
+//     compiler does, at a fraction of its cost). instrument then only ever
+//     sees valid modules: an invalid module whose code names the globals
+//     instrument adds, just past its own, would otherwise become valid
+//     after the rewrite and reach the interrupt and depth globals.
+
+// ErrTooComplex: the module has more functions, globals, types, tables,
+// segments, imports or exports than Complexity allows, or a table larger
+// than MaxTableElements. It is refused before it is compiled.
+var ErrTooComplex = errors.New("module too complex")
+
+// Complexity bounds the shape of a module, checked before it is compiled.
+// A zero field takes its default; the defaults are far above what the
+// largest real guests need (a 15 MB CPython interpreter module has about
+// 20,000 functions; Go guests up to about 12,000).
+type Complexity struct {
+	MaxFunctions, MaxGlobals, MaxTypes     uint32
+	MaxImports, MaxExports                 uint32
+	MaxDataSegments, MaxElementSegments    uint32
+	MaxTables                              uint32
+	MaxLocalsPerFunction, MaxFunctionBytes uint32
+	// MaxTableElements is the largest a table may ever be: a table that
+	// declares no maximum, or a larger one, gets this maximum, so
+	// table.grow past it fails (returns -1) as the spec says; a table
+	// whose minimum exceeds it is refused.
+	MaxTableElements uint32
+}
+
+// Default complexity limits.
+const (
+	DefaultMaxFunctions         = 100_000
+	DefaultMaxGlobals           = 10_000
+	DefaultMaxTypes             = 10_000
+	DefaultMaxImports           = 1_000
+	DefaultMaxExports           = 10_000
+	DefaultMaxDataSegments      = 100_000
+	DefaultMaxElementSegments   = 10_000
+	DefaultMaxTables            = 100
+	DefaultMaxLocalsPerFunction = 50_000
+	DefaultMaxFunctionBytes     = 8 << 20
+	DefaultMaxTableElements     = 1 << 20 // 8 MiB of funcref slots
+)
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Complexity) WithDefaults() Complexity {
+	set := func(p *uint32, d uint32) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	set(&c.MaxFunctions, DefaultMaxFunctions)
+	set(&c.MaxGlobals, DefaultMaxGlobals)
+	set(&c.MaxTypes, DefaultMaxTypes)
+	set(&c.MaxImports, DefaultMaxImports)
+	set(&c.MaxExports, DefaultMaxExports)
+	set(&c.MaxDataSegments, DefaultMaxDataSegments)
+	set(&c.MaxElementSegments, DefaultMaxElementSegments)
+	set(&c.MaxTables, DefaultMaxTables)
+	set(&c.MaxLocalsPerFunction, DefaultMaxLocalsPerFunction)
+	set(&c.MaxFunctionBytes, DefaultMaxFunctionBytes)
+	set(&c.MaxTableElements, DefaultMaxTableElements)
+	return c
+}
+
+// checkShape refuses a module past c (ErrTooComplex) and returns it with
+// every table capped at c.MaxTableElements. Malformed bytes are left for
+// validate to report with wazero's message.
+func checkShape(wasm []byte, c Complexity) ([]byte, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
+		return wasm, nil // validate says what is wrong
+	}
+	tooMany := func(what string, n, limit uint32) error {
+		return fmt.Errorf("%w: %d %s, at most %d", ErrTooComplex, n, what, limit)
+	}
+	var imports uint32
+	out := wasm
+	for r := (reader{b: wasm, i: 8}); r.i < len(r.b); {
+		at := r.i
+		id := r.byte()
+		n := r.u32()
+		start := r.i
+		body := r.take(int(n))
+		if r.err != nil {
+			return wasm, nil
+		}
+		count := func() uint32 {
+			br := reader{b: body}
+			return br.u32()
+		}
+		switch id {
+		case secType:
+			if k := count(); k > c.MaxTypes {
+				return nil, tooMany("types", k, c.MaxTypes)
+			}
+		case secImport:
+			imports = count()
+			if imports > c.MaxImports {
+				return nil, tooMany("imports", imports, c.MaxImports)
+			}
+			if err := checkImportedTables(body); err != nil {
+				return nil, err
+			}
+		case secFunction:
+			if k := count(); k > c.MaxFunctions {
+				return nil, tooMany("functions", k, c.MaxFunctions)
+			}
+		case secTable:
+			capped, err := capTables(body, c)
+			if err != nil {
+				return nil, err
+			}
+			if capped != nil {
+				// Rebuild the module with the new table section (its size
+				// may differ by the bytes of the added maxima).
+				var b []byte
+				b = append(b, wasm[:at]...)
+				b = append(b, secTable)
+				b = appendU32(b, uint32(len(capped)))
+				b = append(b, capped...)
+				b = append(b, wasm[start+int(n):]...)
+				out = b
+			}
+		case secGlobal:
+			if k := count(); k > c.MaxGlobals {
+				return nil, tooMany("globals", k, c.MaxGlobals)
+			}
+		case secExport:
+			if k := count(); k > c.MaxExports {
+				return nil, tooMany("exports", k, c.MaxExports)
+			}
+		case secElem:
+			if k := count(); k > c.MaxElementSegments {
+				return nil, tooMany("element segments", k, c.MaxElementSegments)
+			}
+		case secData:
+			if k := count(); k > c.MaxDataSegments {
+				return nil, tooMany("data segments", k, c.MaxDataSegments)
+			}
+		case secCode:
+			if err := checkBodies(body, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if imports > c.MaxImports {
+		return nil, tooMany("imports", imports, c.MaxImports)
+	}
+	return out, nil
+}
+
+// checkBodies bounds each function body's bytes and declared locals.
+func checkBodies(sec []byte, c Complexity) error {
+	r := reader{b: sec}
+	n := r.u32()
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		size := r.u32()
+		if size > c.MaxFunctionBytes {
+			return fmt.Errorf("%w: function %d has %d bytes of code, at most %d", ErrTooComplex, i, size, c.MaxFunctionBytes)
+		}
+		fn := reader{b: r.take(int(size))}
+		var locals uint64
+		for k := fn.u32(); k > 0 && fn.err == nil; k-- {
+			locals += uint64(fn.u32())
+			fn.byte()
+			if locals > uint64(c.MaxLocalsPerFunction) {
+				return fmt.Errorf("%w: function %d declares more than %d locals", ErrTooComplex, i, c.MaxLocalsPerFunction)
+			}
+		}
+	}
+	return nil
+}
+
+// checkImportedTables refuses imported tables: no host module provides
+// one, and their size would escape MaxTableElements.
+func checkImportedTables(body []byte) error {
+	r := reader{b: body}
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		mod := string(r.take(int(r.u32())))
+		name := string(r.take(int(r.u32())))
+		switch kind := r.byte(); kind {
+		case 0x00:
+			r.u32()
+		case 0x01:
+			return fmt.Errorf("%w: table import %s.%s: a module must define its own tables", ErrImport, mod, name)
+		case 0x02:
+			r.limits()
+		case 0x03:
+			r.byte()
+			r.byte()
+		case 0x04:
+			r.byte()
+			r.u32()
+		default:
+			return nil // malformed: validate reports it
+		}
+	}
+	return nil
+}
+
+// capTables returns the table section with every table's maximum at most
+// c.MaxTableElements, or nil when no table needs a change. A table whose
+// minimum is already larger is refused.
+func capTables(body []byte, c Complexity) ([]byte, error) {
+	r := reader{b: body}
+	n := r.u32()
+	if n > c.MaxTables {
+		return nil, fmt.Errorf("%w: %d tables, at most %d", ErrTooComplex, n, c.MaxTables)
+	}
+	out := appendU32(nil, n)
+	changed := false
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		ref := r.byte()
+		flags := r.byte()
+		if flags > 1 {
+			return nil, nil // a form this check does not know: validate decides
+		}
+		min := r.u32()
+		max, hasMax := c.MaxTableElements, false
+		if flags == 1 {
+			max, hasMax = r.u32(), true
+		}
+		if r.err != nil {
+			return nil, nil
+		}
+		if min > c.MaxTableElements {
+			return nil, fmt.Errorf("%w: table %d starts with %d elements, at most %d", ErrTooComplex, i, min, c.MaxTableElements)
+		}
+		if !hasMax || max > c.MaxTableElements {
+			max, changed = c.MaxTableElements, true
+		}
+		out = append(out, ref, 0x01)
+		out = appendU32(out, min)
+		out = appendU32(out, max)
+	}
+	if r.err != nil || r.i != len(body) || !changed {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// validator validates modules with wazero's interpreter engine: the same
+// decoding and validation as the compiler, without generating code.
+type validator struct {
+	once sync.Once
+	rt   wazero.Runtime
+}
+
+// validate reports whether wasm is a valid module, with wazero's message.
+func (v *validator) validate(ctx context.Context, wasm []byte) error {
+	v.once.Do(func() { v.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter()) })
+	m, err := v.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return err
+	}
+	return m.Close(ctx)
+}
+
+func (v *validator) close(ctx context.Context) error {
+	ran := false
+	v.once.Do(func() { ran = true })
+	if ran || v.rt == nil {
+		return nil
+	}
+	return v.rt.Close(ctx)
+}

@@ -1,0 +1,229 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// wasmModule assembles a module from (id, body) sections.
+func wasmModule(sections ...[]byte) []byte {
+	out := []byte("\x00asm\x01\x00\x00\x00")
+	for _, s := range sections {
+		out = append(out, s...)
+	}
+	return out
+}
+
+func section(id byte, body []byte) []byte {
+	return append(appendU32([]byte{id}, uint32(len(body))), body...)
+}
+
+func vec(items ...[]byte) []byte {
+	out := appendU32(nil, uint32(len(items)))
+	for _, it := range items {
+		out = append(out, it...)
+	}
+	return out
+}
+
+// forged is a module whose one function sets global index g while the
+// module defines one global (index 0): g = 1, 2, 3 are the interrupt,
+// countdown and depth globals instrument would add. The ABI version marker
+// is exported so that only validity stands between it and a load.
+func forged(g uint32) []byte {
+	code := []byte{0x00}                    // no locals
+	code = append(code, 0x41, 0x00)         // i32.const 0
+	code = appendU32(append(code, 0x24), g) // global.set g
+	code = append(code, 0x0b)               // end
+	return wasmModule(
+		section(secType, vec([]byte{0x60, 0x00, 0x00})),               // () -> ()
+		section(secFunction, vec([]byte{0x00})),                       // func 0: type 0
+		section(secMemory, vec([]byte{0x00, 0x01})),                   // memory 1
+		section(secGlobal, vec([]byte{0x7f, 0x01, 0x41, 0x00, 0x0b})), // mut i32 = 0
+		section(secExport, vec(append(appendName(nil, "adkhost_abi_version_1"), 0x00, 0x00))),
+		section(secCode, vec(append(appendU32(nil, uint32(len(code))), code...))),
+	)
+}
+
+// TestForgedInstrumentationGlobals: a module that is invalid as uploaded
+// because its code names globals just past its own must be refused as
+// invalid, though instrument would make those indices valid (they become
+// the interrupt, countdown and depth globals). Validation runs on the
+// bytes as uploaded, before any rewrite.
+func TestForgedInstrumentationGlobals(t *testing.T) {
+	ctx := context.Background()
+	r, err := New(ctx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	for g := uint32(1); g <= 3; g++ {
+		wasm := forged(g)
+		// Both guards hold on their own: the rewriter refuses to rewrite
+		// it, and validation refuses it.
+		if _, err := instrument(wasm); !errors.Is(err, errUninstrumentable) || !strings.Contains(err.Error(), "past the module's 1 globals") {
+			t.Errorf("global %d: instrument = %v, want a refusal", g, err)
+		}
+		if verr := r.validator.validate(ctx, wasm); verr == nil {
+			t.Fatalf("global %d: the forged module validates", g)
+		}
+		_, err := r.Load(ctx, wasm)
+		if !errors.Is(err, ErrCompile) || !strings.Contains(err.Error(), "global") {
+			t.Errorf("global %d: Load = %v, want ErrCompile naming the global", g, err)
+		}
+	}
+	// The same module naming its own global loads as far as the ABI checks.
+	ok := forged(0)
+	if _, err := r.Load(ctx, ok); errors.Is(err, ErrCompile) || err == nil {
+		t.Errorf("valid module: Load = %v, want a later refusal (no describe), not ErrCompile", err)
+	}
+}
+
+// TestComplexityLimits: modules past the shape limits are refused before
+// compiling, quickly, with the count and the limit.
+func TestComplexityLimits(t *testing.T) {
+	c := Complexity{MaxFunctions: 10, MaxGlobals: 5, MaxTableElements: 1000}.WithDefaults()
+	funcs := make([][]byte, 11)
+	for i := range funcs {
+		funcs[i] = []byte{0x00}
+	}
+	_, err := checkShape(wasmModule(section(secType, vec([]byte{0x60, 0x00, 0x00})), section(secFunction, vec(funcs...))), c)
+	if !errors.Is(err, ErrTooComplex) || !strings.Contains(err.Error(), "11 functions, at most 10") {
+		t.Errorf("functions: %v", err)
+	}
+	globals := make([][]byte, 6)
+	for i := range globals {
+		globals[i] = []byte{0x7f, 0x00, 0x41, 0x00, 0x0b}
+	}
+	_, err = checkShape(wasmModule(section(secGlobal, vec(globals...))), c)
+	if !errors.Is(err, ErrTooComplex) || !strings.Contains(err.Error(), "6 globals, at most 5") {
+		t.Errorf("globals: %v", err)
+	}
+	_, err = checkShape(wasmModule(section(secTable, vec([]byte{0x70, 0x00, 0xe9, 0x07}))), c) // min 1001
+	if !errors.Is(err, ErrTooComplex) || !strings.Contains(err.Error(), "table 0 starts with 1001 elements") {
+		t.Errorf("table min: %v", err)
+	}
+	imp := append(appendName(appendName(nil, "env"), "t"), 0x01, 0x70, 0x00, 0x01)
+	_, err = checkShape(wasmModule(section(secImport, vec(imp))), c)
+	if !errors.Is(err, ErrImport) {
+		t.Errorf("imported table: %v", err)
+	}
+}
+
+// TestTablesCapped: a table without a maximum, or with one past
+// MaxTableElements, gets MaxTableElements as its maximum, so table.grow
+// past it fails as the spec says instead of growing outside every limit.
+func TestTablesCapped(t *testing.T) {
+	c := Complexity{MaxTableElements: 1000}.WithDefaults()
+	for _, tc := range []struct {
+		name  string
+		table []byte
+		want  []byte
+	}{
+		{"no maximum", []byte{0x70, 0x00, 0x01}, []byte{0x70, 0x01, 0x01, 0xe8, 0x07}},
+		{"maximum too large", []byte{0x70, 0x01, 0x01, 0xff, 0xff, 0x03}, []byte{0x70, 0x01, 0x01, 0xe8, 0x07}},
+		{"maximum within", []byte{0x70, 0x01, 0x01, 0x05}, []byte{0x70, 0x01, 0x01, 0x05}},
+	} {
+		in := wasmModule(section(secMemory, vec([]byte{0x00, 0x01})), section(secTable, vec(tc.table)), section(secCustom, []byte{0x01, 'x'}))
+		out, err := checkShape(in, c)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := wasmModule(section(secMemory, vec([]byte{0x00, 0x01})), section(secTable, vec(tc.want)), section(secCustom, []byte{0x01, 'x'}))
+		if !bytes.Equal(out, want) {
+			t.Errorf("%s:\n got %x\nwant %x", tc.name, out, want)
+		}
+	}
+}
+
+// FuzzInstrumentValidity is the differential check of the rewriter: for
+// any bytes, the instrumented module validates only if the original did,
+// and the globals instrument adds are named by nothing but its own code
+// and exports.
+func FuzzInstrumentValidity(f *testing.F) {
+	for g := uint32(0); g <= 4; g++ {
+		f.Add(forged(g))
+	}
+	f.Add(wasmModule(section(secMemory, vec([]byte{0x00, 0x01}))))
+	ctx := context.Background()
+	var v validator
+	defer v.close(ctx)
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		if len(wasm) > 1<<16 {
+			return
+		}
+		t0 := time.Now()
+		out, err := instrument(wasm)
+		if d := time.Since(t0); d > time.Second {
+			t.Fatalf("instrument took %s", d)
+		}
+		if err != nil {
+			return
+		}
+		t0 = time.Now()
+		origErr := v.validate(ctx, wasm)
+		if d := time.Since(t0); d > time.Second {
+			t.Fatalf("validate took %s", d)
+		}
+		outErr := v.validate(ctx, out)
+		if origErr != nil && outErr == nil {
+			t.Fatalf("an invalid module became valid after instrument: %v", origErr)
+		}
+		if origErr == nil && outErr != nil {
+			t.Fatalf("instrument broke a valid module: %v", outErr)
+		}
+		if origErr == nil {
+			checkAddedGlobalsPrivate(t, wasm, out)
+		}
+	})
+}
+
+// checkAddedGlobalsPrivate fails unless every export of the added globals
+// is instrument's own.
+func checkAddedGlobalsPrivate(t *testing.T, orig, out []byte) {
+	t.Helper()
+	for r := (reader{b: out, i: 8}); r.i < len(r.b); {
+		id := r.byte()
+		body := r.take(int(r.u32()))
+		if r.err != nil || id != secExport {
+			continue
+		}
+		er := reader{b: body}
+		for n := er.u32(); n > 0 && er.err == nil; n-- {
+			name := string(er.take(int(er.u32())))
+			kind := er.byte()
+			idx := er.u32()
+			if kind == 0x03 && name != interruptExport && name != depthExport && bytes.Contains(orig, []byte(name)) {
+				// An export of the original: its index must be one of the
+				// original's globals, which instrument leaves in place.
+				origGlobals := globalCount(orig)
+				if idx >= origGlobals {
+					t.Fatalf("export %q names global %d, one instrument added (the original has %d)", name, idx, origGlobals)
+				}
+			}
+		}
+	}
+}
+
+// globalCount is the number of globals (imported and defined) of a valid
+// module.
+func globalCount(wasm []byte) uint32 {
+	var n uint32
+	for r := (reader{b: wasm, i: 8}); r.i < len(r.b); {
+		id := r.byte()
+		body := r.take(int(r.u32()))
+		switch id {
+		case secImport:
+			k, _, _ := countImportedGlobals(body)
+			n += k
+		case secGlobal:
+			br := reader{b: body}
+			n += br.u32()
+		}
+	}
+	return n
+}
