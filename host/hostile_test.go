@@ -12,7 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/adkhost/adkhost/internal/wasmbuild"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -30,6 +30,7 @@ import (
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/host"
 	"github.com/adkhost/adkhost/internal/testkit"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -218,6 +219,23 @@ func TestHostileModules(t *testing.T) {
 			},
 		},
 		{
+			// Tables are capped (sandbox.Complexity.MaxTableElements): the
+			// 64M-element table.grow fails, and the guest traps on that.
+			name: "table grow bomb", tool: "grow_table",
+			kind:      sandbox.ErrTrap,
+			want:      "{sandbox}: guest trapped: adkhost_tool_call: wasm error: unreachable",
+			discarded: 1,
+		},
+		{
+			// An allocator that calls a host function is stopped at the
+			// first nesting: no chain of host calls, allocations and
+			// wrapped errors.
+			name: "re-entrant allocator", tool: "info_reentrant",
+			kind:      sandbox.ErrTrap,
+			want:      "{sandbox}: guest trapped: adkhost_alloc called a host function; an allocator may not (ABI.md §4)",
+			discarded: 1,
+		},
+		{
 			name: "oversized input", tool: "echo",
 			args:   map[string]any{"blob": strings.Repeat("x", 4096)},
 			limits: func(l *sandbox.Limits) { l.MaxInputBytes = 2048 },
@@ -369,5 +387,53 @@ func TestHostileModulesRefusedAtLoad(t *testing.T) {
 				t.Fatalf("err = %v\nwant %s (%v)", err, want, tc.kind)
 			}
 		})
+	}
+}
+
+// countingHandler counts the log lines and bytes it receives.
+type countingHandler struct {
+	lines, bytes atomic.Int64
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.lines.Add(1)
+	h.bytes.Add(int64(len(r.Message)))
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestHostileLogFlood: a guest logging 10,000 lines of 64 KiB (625 MiB)
+// without any capability gets them cut and dropped by the log limits: the
+// server log receives at most MaxLogBytes of the call, the drops are
+// counted, and the tool still answers.
+func TestHostileLogFlood(t *testing.T) {
+	rt := hostileRuntime(t)
+	wasm := wasmbuild.WAT(t, hostileSource(t))
+	logs := &countingHandler{}
+	m, err := host.Load(context.Background(), rt, wasm, host.ModuleConfig{
+		Owner: "log flood", Limits: sandbox.Limits{Timeout: 5 * time.Second, MaxInstances: 1},
+		Grants: hostileGrants(), Logger: slog.New(logs),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(context.Background()) })
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		testkit.Calls(testkit.Call("c1", "spam_log", nil)), testkit.Reply("done"))
+	evs := w.MustTurn("flood the log")
+	if r := evs[1].FunctionResponses(); len(r) != 1 || canon(t, r[0].Response) != `{"ok":true}` {
+		t.Fatalf("spam_log answered:\n%s", testkit.Views(evs[1:2]))
+	}
+	limits := m.Pool().Limits()
+	if got := logs.bytes.Load(); got > int64(limits.MaxLogBytes)+int64(limits.MaxLogLineBytes) {
+		t.Errorf("the log received %d bytes of the guest's lines, want at most about MaxLogBytes %d", got, limits.MaxLogBytes)
+	}
+	if st := m.Pool().Stats(); st.LogDropped < 9000 {
+		t.Errorf("LogDropped = %d, want the flood's lines counted", st.LogDropped)
+	}
+	if st := rt.MemoryStats(); st.LogDropped < 9000 {
+		t.Errorf("runtime LogDropped = %d", st.LogDropped)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,7 +35,17 @@ type callState struct {
 	// when the count passed MaxHostCalls and the guest was stopped.
 	hostCalls  int
 	overBudget bool
+	// logBytes is what the call has logged; logDropped the lines dropped.
+	logBytes, logDropped int
+	// inAlloc is set while the host is inside the guest's adkhost_alloc
+	// (writeResult): an allocator calling a host function is stopped.
+	inAlloc, reentrant bool
 }
+
+// errReentrant stops a guest whose adkhost_alloc calls a host function:
+// each such call would nest another host call, another allocation and
+// another wrapped error, without bound.
+var errReentrant = errors.New("adkhost_alloc called a host function; an allocator may not (ABI.md §4)")
 
 // errHostCallBudget is the panic that stops a guest past its host call
 // budget; wazero turns it into an error of the guest function, and the
@@ -243,17 +254,67 @@ func (cs *callState) artifactList(ctx context.Context) ([]byte, abi.Status) {
 }
 
 // log sends a guest's line to the call's Host, or to the runtime's logger
-// when the call has none. It needs no capability.
+// when the call has none. It needs no capability. The log limits apply:
+// a long line is cut, and a line past the call's MaxLogBytes or the pool's
+// LogLinesPerSecond is dropped and counted.
 func (cs *callState) log(ctx context.Context, level int, msg string) abi.Status {
 	if !utf8.ValidString(msg) {
 		return abi.StatusInvalidArgument
 	}
+	l := cs.spec.limits
+	if cs.logBytes+len(msg) > l.MaxLogBytes || !cs.spec.logRate.allow(time.Now()) {
+		cs.dropLog()
+		return abi.StatusOK
+	}
+	if len(msg) > l.MaxLogLineBytes {
+		cut := l.MaxLogLineBytes
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = fmt.Sprintf("%s… (%d bytes cut)", msg[:cut], len(msg)-cut)
+	}
+	cs.logBytes += len(msg)
 	if cs.host != nil {
 		cs.host.Log(ctx, slog.Level(level), msg)
 		return abi.StatusOK
 	}
 	cs.spec.logger.Log(ctx, slog.Level(level), msg, "source", "guest")
 	return abi.StatusOK
+}
+
+// dropLog counts a dropped log line.
+func (cs *callState) dropLog() {
+	cs.logDropped++
+	cs.spec.logDropped.Add(1)
+	cs.spec.r.logDropped.Add(1)
+}
+
+// logRate is a token bucket of log lines shared by a pool's instances.
+type logRate struct {
+	mu     sync.Mutex
+	rate   float64 // lines a second
+	burst  float64
+	tokens float64
+	last   time.Time
+}
+
+func newLogRate(perSecond int) *logRate {
+	r := float64(perSecond)
+	return &logRate{rate: r, burst: 10 * r, tokens: 10 * r}
+}
+
+func (b *logRate) allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.last.IsZero() {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 func (cs *callState) invocationInfo(ctx context.Context) ([]byte, abi.Status) {

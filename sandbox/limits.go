@@ -27,6 +27,12 @@ const (
 	DefaultMaxCallDepth = 10_000
 	// DefaultInitTimeout is the least time an instance has to start.
 	DefaultInitTimeout = 10 * time.Second
+	// Guest log limits: a line is cut at DefaultMaxLogLineBytes, a call
+	// writes at most DefaultMaxLogBytes, and a pool at most
+	// DefaultLogLinesPerSecond on average (bursts of ten times that).
+	DefaultMaxLogLineBytes   = 8 << 10
+	DefaultMaxLogBytes       = 256 << 10
+	DefaultLogLinesPerSecond = 100
 )
 
 // Limits bound what one module's instances may use. A zero field takes its
@@ -74,6 +80,13 @@ type Limits struct {
 	// others, and Extism modules, stop at wazero's own limit, a call
 	// stack of 400 MB.
 	MaxCallDepth int
+	// MaxLogLineBytes cuts longer log lines (default 8 KiB), MaxLogBytes
+	// bounds what one call may log (default 256 KiB), LogLinesPerSecond
+	// what the pool's instances may log together (default 100 a second,
+	// in bursts of up to ten times that). Lines past a bound are dropped
+	// and counted (Pool.Stats, Runtime.MemoryStats); the guest's log call
+	// still succeeds, and the call goes on.
+	MaxLogLineBytes, MaxLogBytes, LogLinesPerSecond int
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -101,6 +114,15 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxCallDepth <= 0 {
 		l.MaxCallDepth = DefaultMaxCallDepth
+	}
+	if l.MaxLogLineBytes <= 0 {
+		l.MaxLogLineBytes = DefaultMaxLogLineBytes
+	}
+	if l.MaxLogBytes <= 0 {
+		l.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if l.LogLinesPerSecond <= 0 {
+		l.LogLinesPerSecond = DefaultLogLinesPerSecond
 	}
 	return l
 }

@@ -520,6 +520,10 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 					return
 				}
 				cs.countHostCall()
+				if cs.inAlloc {
+					cs.reentrant = true
+					panic(errReentrant)
+				}
 				st[0] = uint64(uint32(fn(cs.context(), cs, m, st)))
 			}), f.sig.params, f.sig.results).
 			WithName(name).
@@ -575,8 +579,13 @@ func (cs *callState) writeResult(ctx context.Context, m api.Module, data []byte,
 		if cs.native != nil {
 			alloc = cs.native.alloc
 		}
+		cs.inAlloc = true
 		res, err := alloc.Call(ctx, uint64(len(data)))
+		cs.inAlloc = false
 		if err != nil {
+			if cs.reentrant {
+				panic(errReentrant) // one error, not one per level
+			}
 			// The guest trapped inside its allocator: fail the whole call.
 			panic(fmt.Errorf("%s during a host call: %w", abi.ExportAlloc, err))
 		}

@@ -43,12 +43,18 @@ type PoolConfig struct {
 type Pool struct {
 	spec *poolSpec
 	sem  chan struct{} // one token per live instance
-	idle chan instance
+	idle chan idleInstance
 
 	mu     sync.Mutex
 	closed bool
 
 	created, discarded, calls atomic.Uint64
+}
+
+// idleInstance is an instance waiting for a call, since when.
+type idleInstance struct {
+	in    instance
+	since time.Time
 }
 
 // PoolStats counts a pool's instances and calls.
@@ -57,6 +63,8 @@ type PoolStats struct {
 	Live, Idle int
 	// Created and Discarded since the pool was made; Calls started.
 	Created, Discarded, Calls uint64
+	// LogDropped counts the guest log lines the log limits dropped.
+	LogDropped uint64
 }
 
 // poolSpec is everything an instance of a pool is made from.
@@ -73,6 +81,10 @@ type poolSpec struct {
 	wcfg    wazero.ModuleConfig // Native
 	extism  *extism.CompiledPlugin
 	closing sync.Once
+	// logRate bounds the log lines of the pool's instances together;
+	// logDropped counts the lines the log limits dropped.
+	logRate    *logRate
+	logDropped atomic.Uint64
 }
 
 func newSpec(ctx context.Context, r *Runtime, m *Module, cfg PoolConfig) (*poolSpec, error) {
@@ -85,6 +97,7 @@ func newSpec(ctx context.Context, r *Runtime, m *Module, cfg PoolConfig) (*poolS
 		caps:   map[abi.Capability]bool{},
 		logger: r.logger.With("module", m.short(), "owner", cfg.Owner),
 	}
+	s.logRate = newLogRate(s.limits.LogLinesPerSecond)
 	fail := func(kind error, format string, args ...any) error {
 		return fmt.Errorf("sandbox: pool of module %s for owner %q: %w: %s", m.short(), cfg.Owner, kind, fmt.Sprintf(format, args...))
 	}
@@ -179,6 +192,13 @@ func (s *poolSpec) run(ctx context.Context, in instance, export string, input []
 	cs.parent = context.WithValue(ctx, callKey{}, cs)
 	defer cs.done()
 	out, discard, err := in.call(cs.parent, cs, export, input)
+	if cs.logDropped > 0 {
+		s.logger.Warn("guest log lines dropped by the log limits", "export", export, "dropped", cs.logDropped,
+			"max_log_bytes", s.limits.MaxLogBytes, "log_lines_per_second", s.limits.LogLinesPerSecond)
+	}
+	if cs.reentrant {
+		return nil, true, fmt.Errorf("%w: %w", ErrTrap, errReentrant)
+	}
 	if cs.overBudget {
 		// The guest was stopped by its host call budget; the transport saw
 		// only the panic that stopped it.
@@ -198,7 +218,7 @@ func (s *poolSpec) run(ctx context.Context, in instance, export string, input []
 
 func newPool(s *poolSpec) *Pool {
 	n := s.limits.MaxInstances
-	return &Pool{spec: s, sem: make(chan struct{}, n), idle: make(chan instance, n)}
+	return &Pool{spec: s, sem: make(chan struct{}, n), idle: make(chan idleInstance, n)}
 }
 
 // Module returns the pool's module.
@@ -213,11 +233,12 @@ func (p *Pool) Limits() Limits { return p.spec.limits }
 // Stats returns the pool's counters.
 func (p *Pool) Stats() PoolStats {
 	return PoolStats{
-		Live:      len(p.sem),
-		Idle:      len(p.idle),
-		Created:   p.created.Load(),
-		Discarded: p.discarded.Load(),
-		Calls:     p.calls.Load(),
+		Live:       len(p.sem),
+		Idle:       len(p.idle),
+		Created:    p.created.Load(),
+		Discarded:  p.discarded.Load(),
+		Calls:      p.calls.Load(),
+		LogDropped: p.spec.logDropped.Load(),
 	}
 }
 
@@ -310,8 +331,8 @@ func (p *Pool) Close(ctx context.Context) error {
 	p.spec.r.dropPool(p)
 	for {
 		select {
-		case in := <-p.idle:
-			p.discard(in)
+		case it := <-p.idle:
+			p.discard(it.in)
 		default:
 			if len(p.sem) == 0 {
 				p.spec.close(ctx)
@@ -334,16 +355,23 @@ func (p *Pool) acquire(ctx context.Context) (instance, error) {
 		return nil, ErrClosed
 	}
 	select {
-	case in := <-p.idle:
-		return in, nil
+	case it := <-p.idle:
+		return it.in, nil
 	default:
 	}
 	select {
-	case in := <-p.idle:
-		return in, nil
+	case it := <-p.idle:
+		return it.in, nil
 	case p.sem <- struct{}{}:
+		r := p.spec.r
+		n := p.reservation()
+		if err := r.budget.reserve(ctx, n, r.admission, func(need int64) { r.closeIdle(0, need) }); err != nil {
+			<-p.sem
+			return nil, err
+		}
 		in, err := p.spec.newInstance(ctx)
 		if err != nil {
+			r.budget.release(n)
 			<-p.sem
 			return nil, err
 		}
@@ -354,17 +382,46 @@ func (p *Pool) acquire(ctx context.Context) (instance, error) {
 	}
 }
 
+// reservation is what one instance holds of the runtime's memory budget:
+// the most its linear memory can grow to.
+func (p *Pool) reservation() int64 { return int64(p.spec.limits.MemoryPages) << 16 }
+
+// closeIdle closes the instances idle since before now-olderThan, until
+// enough reports true, and returns the reservations it freed.
+func (p *Pool) closeIdle(now time.Time, olderThan time.Duration, enough func() bool) int64 {
+	var freed int64
+	var keep []idleInstance
+	for n := len(p.idle); n > 0 && !enough(); n-- {
+		select {
+		case it := <-p.idle:
+			if now.Sub(it.since) >= olderThan {
+				p.discard(it.in)
+				freed += p.reservation()
+			} else {
+				keep = append(keep, it)
+			}
+		default:
+			n = 0
+		}
+	}
+	for _, it := range keep {
+		p.idle <- it // never blocks: these were idle a moment ago
+	}
+	return freed
+}
+
 func (p *Pool) release(in instance) {
 	if p.isClosed() {
 		p.discard(in)
 		return
 	}
-	p.idle <- in // never blocks: len(idle) < live <= cap
+	p.idle <- idleInstance{in, time.Now()} // never blocks: len(idle) < live <= cap
 }
 
 func (p *Pool) discard(in instance) {
 	in.close(context.Background())
 	p.discarded.Add(1)
+	p.spec.r.budget.release(p.reservation())
 	<-p.sem
 	if len(p.sem) == 0 && p.isClosed() {
 		p.spec.close(context.Background())

@@ -18,6 +18,8 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -37,7 +39,24 @@ type Config struct {
 	// Complexity bounds the shape of the modules Load accepts (zero
 	// fields: defaults).
 	Complexity Complexity
+	// MemoryBudget bounds the guest memory of all instances together, in
+	// bytes (0: unlimited). Every live instance reserves its pool's
+	// MemoryPages; a call that needs a new instance past the budget first
+	// closes idle instances of any pool, then waits up to AdmissionWait for
+	// memory to come free, then fails with ErrMemoryBudget.
+	MemoryBudget int64
+	// AdmissionWait is how long a call waits for budget (default 5 s).
+	AdmissionWait time.Duration
+	// IdleTimeout closes instances idle for that long, giving their memory
+	// back (default 2 minutes; negative: never).
+	IdleTimeout time.Duration
 }
+
+// Defaults of Config.
+const (
+	DefaultAdmissionWait = 5 * time.Second
+	DefaultIdleTimeout   = 2 * time.Minute
+)
 
 // Runtime compiles modules and owns their pools. It is safe for concurrent
 // use. Close it to release compiled code and every pool.
@@ -51,6 +70,10 @@ type Runtime struct {
 	logger     *slog.Logger
 	complexity Complexity
 	validator  validator
+	budget     *memBudget
+	admission  time.Duration
+	logDropped atomic.Uint64
+	stop       chan struct{}
 
 	// guarded runs the native modules instrument cannot rewrite, with
 	// wazero's own deadline checks; created on first use.
@@ -100,11 +123,24 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		modules:    map[string]*loading{},
 		pools:      map[poolKey]*Pool{},
 	}
+	r.budget = newMemBudget(cfg.MemoryBudget)
+	r.admission = cfg.AdmissionWait
+	if r.admission <= 0 {
+		r.admission = DefaultAdmissionWait
+	}
 	rt, err := newNativeRuntime(ctx, rcfg.WithCloseOnContextDone(false))
 	if err != nil {
 		return nil, err
 	}
 	r.rt = rt
+	idle := cfg.IdleTimeout
+	if idle == 0 {
+		idle = DefaultIdleTimeout
+	}
+	if idle > 0 {
+		r.stop = make(chan struct{})
+		go r.janitor(max(idle/4, 10*time.Millisecond), idle, r.stop)
+	}
 	return r, nil
 }
 
@@ -184,6 +220,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
+	if r.stop != nil {
+		close(r.stop)
+	}
 	pools := make([]*Pool, 0, len(r.pools))
 	for _, p := range r.pools {
 		pools = append(pools, p)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +37,8 @@ func defaultDataDir() string {
 
 type serveFlags struct {
 	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel, devUI string
-	drain                                                                           time.Duration
+	drain, guestIdle                                                                time.Duration
+	guestMemory                                                                     int64
 	limits                                                                          server.Limits
 }
 
@@ -63,6 +65,8 @@ func newServe() *cobra.Command {
 	fl.StringVar(&f.devUI, "dev-ui", "", "serve google-adk's dev UI from DIR at /dev-ui/ (DIR: google/adk/cli/browser of an installed google-adk wheel; default off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long shutdown waits for runs in flight")
+	fl.Int64Var(&f.guestMemory, "guest-memory", defaultGuestMemory(), "bytes of guest memory all Wasm instances may reserve together (each reserves its memory_pages); calls past it close idle instances, wait up to 5s, then fail (default: half the machine's memory)")
+	fl.DurationVar(&f.guestIdle, "guest-idle-timeout", sandbox.DefaultIdleTimeout, "close Wasm instances idle this long, giving their memory back")
 	fl.Int64Var(&f.limits.ModuleBytes, "max-module-bytes", server.DefaultModuleBytes, "largest module upload")
 	fl.Int64Var(&f.limits.DefinitionBytes, "max-definition-bytes", server.DefaultDefinitionBytes, "largest app definition")
 	fl.Int64Var(&f.limits.RequestBytes, "max-request-bytes", server.DefaultRequestBytes, "largest run API request body")
@@ -103,7 +107,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return fmt.Errorf("opening the store: %w", err)
 	}
 	defer db.Close()
-	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(f.data, "cache"), Logger: log})
+	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(f.data, "cache"), Logger: log,
+		MemoryBudget: f.guestMemory, IdleTimeout: f.guestIdle})
 	if err != nil {
 		return fmt.Errorf("starting the Wasm runtime: %w", err)
 	}
@@ -128,6 +133,22 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	log.Info("serving", "addr", ln.Addr().String(), "data", f.data, "tracing", tp != nil)
 	fmt.Fprintf(cmd.ErrOrStderr(), "adkhost serving on %s\n", ln.Addr())
 	return srv.Serve(ctx, ln, f.drain)
+}
+
+// defaultGuestMemory is half the machine's memory (MemTotal of
+// /proc/meminfo), or 4 GiB where that cannot be read.
+func defaultGuestMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err == nil {
+		for line := range strings.Lines(string(b)) {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil && kb > 0 {
+					return kb << 10 / 2
+				}
+			}
+		}
+	}
+	return 4 << 30
 }
 
 // adminToken resolves the admin token: flag, environment, token file; or a

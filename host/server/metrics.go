@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/adkhost/adkhost/sandbox"
 )
 
 // metrics are the server's Prometheus collectors, registered on the
@@ -20,7 +22,33 @@ type metrics struct {
 	errors        *prometheus.CounterVec   // app, kind
 }
 
-func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+// guestCollectors report the sandbox's guest memory accounting: the
+// budget, what live instances reserve of it, the instances, and the guest
+// log lines the log limits dropped.
+func guestCollectors(rt *sandbox.Runtime) []prometheus.Collector {
+	stat := func(f func(sandbox.MemoryStats) float64) func() float64 {
+		return func() float64 { return f(rt.MemoryStats()) }
+	}
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "adkhost_guest_memory_budget_bytes",
+			Help: "The server-wide budget of guest memory (0: unlimited)."},
+			stat(func(s sandbox.MemoryStats) float64 { return float64(s.Budget) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "adkhost_guest_memory_reserved_bytes",
+			Help: "Guest memory reserved by live instances (each its pool's memory_pages)."},
+			stat(func(s sandbox.MemoryStats) float64 { return float64(s.Reserved) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "adkhost_guest_instances",
+			Help: "Live guest instances, busy and idle."},
+			stat(func(s sandbox.MemoryStats) float64 { return float64(s.Instances) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "adkhost_guest_instances_idle",
+			Help: "Idle guest instances (closed after the idle timeout)."},
+			stat(func(s sandbox.MemoryStats) float64 { return float64(s.Idle) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "adkhost_guest_log_lines_dropped_total",
+			Help: "Guest log lines dropped by the log limits (per call and per module rate)."},
+			stat(func(s sandbox.MemoryStats) float64 { return float64(s.LogDropped) })),
+	}
+}
+
+func newMetrics(reg *prometheus.Registry, rt *sandbox.Runtime) (*metrics, error) {
 	m := &metrics{
 		invocations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "adkhost_invocations_total", Help: "Runs (/run, /run_sse) by app and outcome (ok, error, canceled).",
@@ -50,6 +78,11 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		m.invocations, m.invocationDur, m.inFlight, m.modelCalls, m.toolCalls, m.wasmCallDur, m.errors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
+		}
+	}
+	for _, c := range guestCollectors(rt) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: registering metrics: %w", err)
 		}

@@ -63,6 +63,10 @@ func TestMetricsAndSpans(t *testing.T) {
 		`adkhost_tool_calls_total{app="wx",module="weather",outcome="ok",tool="get_weather"} 1`,
 		`adkhost_wasm_call_duration_seconds_count{module="weather",tool="get_weather"} 1`,
 		`adkhost_errors_total{app="wx",kind="model"} 1`,
+		`adkhost_guest_memory_budget_bytes `,
+		`adkhost_guest_memory_reserved_bytes 6.7108864e+07`, // the weather module's one instance, 1024 pages
+		`adkhost_guest_instances 1`,
+		`adkhost_guest_log_lines_dropped_total 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(body, want) {

@@ -60,7 +60,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, apps: newAppSet(), reg: prometheus.NewRegistry()}
 	var err error
-	if s.metrics, err = newMetrics(s.reg); err != nil {
+	if s.metrics, err = newMetrics(s.reg, cfg.Runtime); err != nil {
 		return nil, err
 	}
 	s.obs = newObserver(s.metrics, cfg.Tracer)

@@ -15,6 +15,10 @@
 ;;   user_state_write   state_set "user:hostile"
 ;;   app_state_write    state_set "app:hostile"
 ;;   http_fetch         GETs the URL of config value "url"
+;;   grow_table         grows its table by 64M elements; traps if refused
+;;   spam_log           logs a 64 KiB line 10,000 times, then answers ok
+;;   info_reentrant     its adkhost_alloc calls invocation_info, which
+;;                      allocates, which calls invocation_info...
 ;; A tool that gets a status from a host function reports it as its error:
 ;; {"error":"<function> answered status <N>"}.
 (module
@@ -22,11 +26,14 @@
   (import "adkhost" "state_set" (func $state_set (param i32 i32 i32 i32) (result i32)))
   (import "adkhost" "config_get" (func $config_get (param i32 i32 i32 i32) (result i32)))
   (import "adkhost" "http_request" (func $http_request (param i32 i32 i32 i32) (result i32)))
+  (import "adkhost" "invocation_info" (func $info (param i32 i32) (result i32)))
   (memory (export "memory") 1)
+  (table $t 1 funcref)
   (global $heap (mut i32) (i32.const 4096))
+  (global $evil (mut i32) (i32.const 0))
 
   ;; NUL-terminated strings; memory is zeroed, so each ends before the next.
-  (data (i32.const 16) "{\"abiVersion\":1,\"name\":\"hostile\",\"tools\":[{\"name\":\"echo\",\"description\":\"Behaves.\"},{\"name\":\"loop\",\"description\":\"Loops forever.\"},{\"name\":\"memory_bomb\",\"description\":\"Grows memory until refused.\"},{\"name\":\"recurse\",\"description\":\"Overflows the stack.\"},{\"name\":\"trap\",\"description\":\"Traps.\"},{\"name\":\"oversized_output\",\"description\":\"Returns 64 KiB.\"},{\"name\":\"not_json\",\"description\":\"Returns text.\"},{\"name\":\"wrong_types\",\"description\":\"Returns a number as its error.\"},{\"name\":\"bad_pointer\",\"description\":\"Passes a bad pointer.\"},{\"name\":\"flood\",\"description\":\"Calls log forever.\"},{\"name\":\"user_state_write\",\"description\":\"Writes user state.\"},{\"name\":\"app_state_write\",\"description\":\"Writes app state.\"},{\"name\":\"http_fetch\",\"description\":\"Fetches the configured URL.\"}],\"hooks\":[\"tool_call\"],\"capabilities\":[\"state\",\"config\",\"http\"]}")
+  (data (i32.const 16) "{\"abiVersion\":1,\"name\":\"hostile\",\"tools\":[{\"name\":\"echo\",\"description\":\"Behaves.\"},{\"name\":\"loop\",\"description\":\"Loops forever.\"},{\"name\":\"memory_bomb\",\"description\":\"Grows memory until refused.\"},{\"name\":\"recurse\",\"description\":\"Overflows the stack.\"},{\"name\":\"trap\",\"description\":\"Traps.\"},{\"name\":\"oversized_output\",\"description\":\"Returns 64 KiB.\"},{\"name\":\"not_json\",\"description\":\"Returns text.\"},{\"name\":\"wrong_types\",\"description\":\"Returns a number as its error.\"},{\"name\":\"bad_pointer\",\"description\":\"Passes a bad pointer.\"},{\"name\":\"flood\",\"description\":\"Calls log forever.\"},{\"name\":\"user_state_write\",\"description\":\"Writes user state.\"},{\"name\":\"app_state_write\",\"description\":\"Writes app state.\"},{\"name\":\"http_fetch\",\"description\":\"Fetches the configured URL.\"},{\"name\":\"grow_table\",\"description\":\"Grows its table.\"},{\"name\":\"spam_log\",\"description\":\"Floods the log.\"},{\"name\":\"info_reentrant\",\"description\":\"Re-enters from its allocator.\"}],\"hooks\":[\"tool_call\"],\"capabilities\":[\"state\",\"config\",\"http\"]}")
   (data (i32.const 2000) "\"tool\":\"")
   (data (i32.const 2016) "{\"abiVersion\":1,\"result\":{\"ok\":true}}")
   (data (i32.const 2100) "not json")
@@ -51,6 +58,8 @@
   ;; A bump allocator that never frees: the tests make few calls.
   (func $alloc (export "adkhost_alloc") (param $n i32) (result i32)
     (local $p i32) (local $end i32)
+    (if (global.get $evil)
+      (then (drop (call $info (i32.const 2500) (i32.const 2504)))))
     (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
     (local.set $end (i32.add (local.get $p) (local.get $n)))
     (if (i32.gt_u (local.get $end) (i32.shl (memory.size) (i32.const 16)))
@@ -176,5 +185,24 @@
         (call $state_set (i32.const 2380) (i32.const 11) (i32.const 2400) (i32.const 4))))))
     (if (i32.eq (local.get $c) (i32.const 0x68)) ;; http_fetch
       (then (return (call $httpFetch))))
+    (if (i32.eq (local.get $c) (i32.const 0x67)) ;; grow_table
+      (then
+        (if (i32.ne (table.grow $t (ref.null func) (i32.const 0x4000000)) (i32.const -1))
+          (then (return (call $static (i32.const 2016)))))
+        unreachable))
+    (if (i32.eq (local.get $c) (i32.const 0x73)) ;; spam_log
+      (then
+        (local.set $c (i32.const 10000))
+        (loop $spam
+          (drop (call $log (i32.const 0) (i32.const 0) (i32.const 65536)))
+          (local.set $c (i32.sub (local.get $c) (i32.const 1)))
+          (br_if $spam (local.get $c)))
+        (return (call $static (i32.const 2016)))))
+    (if (i32.eq (local.get $c) (i32.const 0x69)) ;; info_reentrant
+      (then
+        (global.set $evil (i32.const 1))
+        (drop (call $info (i32.const 2500) (i32.const 2504)))
+        (global.set $evil (i32.const 0))
+        (return (call $static (i32.const 2016)))))
     (call $static (i32.const 2016)))
 )

@@ -1,0 +1,96 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/sandbox"
+)
+
+// blockingHost holds every state_get until release is closed.
+type blockingHost struct {
+	abi.UnavailableHost
+	inside  chan struct{}
+	release chan struct{}
+}
+
+func (h *blockingHost) StateGet(ctx context.Context, key string) (json.RawMessage, error) {
+	h.inside <- struct{}{}
+	select {
+	case <-h.release:
+		return json.RawMessage(`"passed"`), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestMemoryBudget: the runtime-wide budget bounds the memory of all
+// instances together. With room for two instances, a third call fails
+// fast with ErrMemoryBudget while two are busy; another pool's call closes
+// an idle instance to get its room; idle instances are closed after
+// IdleTimeout, giving their reservations back.
+func TestMemoryBudget(t *testing.T) {
+	const pages = 1024
+	perInstance := int64(pages) << 16
+	ctx := context.Background()
+	r, err := sandbox.New(ctx, sandbox.Config{CacheDir: cacheDir, MemoryBudget: 2 * perInstance,
+		AdmissionWait: 200 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	m := load(t, r, goGuest(t, "goguest"))
+	limits := sandbox.Limits{MemoryPages: pages, MaxInstances: 4, Timeout: 20 * time.Second}
+	a := pool(t, r, m, sandbox.PoolConfig{Owner: "a", Limits: limits, Grants: goGrants(t)})
+	b := pool(t, r, m, sandbox.PoolConfig{Owner: "b", Limits: limits, Grants: goGrants(t)})
+
+	h := &blockingHost{inside: make(chan struct{}), release: make(chan struct{})}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if _, err := invokeTool(ctx, a, h, "barrier", nil); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	<-h.inside
+	<-h.inside
+	if st := r.MemoryStats(); st.Reserved != 2*perInstance || st.Instances != 2 {
+		t.Fatalf("stats with two busy instances: %+v", st)
+	}
+	start := time.Now()
+	_, err = invokeTool(ctx, a, nil, "echo", map[string]any{"x": 1.0})
+	if !errors.Is(err, sandbox.ErrMemoryBudget) {
+		t.Fatalf("third instance: err = %v, want ErrMemoryBudget", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("the refusal took %s", waited)
+	}
+	close(h.release)
+	wg.Wait()
+
+	// Both of a's instances are idle now: b's call takes the room of one.
+	if _, err := invokeTool(ctx, b, nil, "echo", map[string]any{"x": 1.0}); err != nil {
+		t.Fatalf("b's call with a's instances idle: %v", err)
+	}
+	if st := r.MemoryStats(); st.Reserved > 2*perInstance {
+		t.Fatalf("over budget: %+v", st)
+	}
+	// After IdleTimeout every idle instance is closed.
+	deadline := time.Now().Add(10 * time.Second)
+	for r.MemoryStats().Instances > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := r.MemoryStats(); st.Instances != 0 || st.Reserved != 0 {
+		t.Errorf("after the idle timeout: %+v, want nothing live", st)
+	}
+	// And the pools still work.
+	if _, err := invokeTool(ctx, a, nil, "echo", map[string]any{"x": 1.0}); err != nil {
+		t.Fatal(err)
+	}
+}
