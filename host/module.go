@@ -156,6 +156,9 @@ func invoke[Out any, PO interface {
 	if msg := outputError(PO(out)); msg != "" {
 		return nil, &Error{Module: m.name, Hook: hook, Tool: toolName, Err: fmt.Errorf("%w: %s", sandbox.ErrGuest, msg)}
 	}
+	if err := m.admit(hook, in, PO(out)); err != nil {
+		return nil, &Error{Module: m.name, Hook: hook, Tool: toolName, Err: err}
+	}
 	return out, nil
 }
 
