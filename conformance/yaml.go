@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"github.com/adkhost/adkhost/internal/yamlscan"
 	"math"
 	"os"
 	"regexp"
@@ -102,6 +103,11 @@ func parseYAMLFile(path string) (*node, error) {
 }
 
 func parseYAML(file string, data []byte) (root *node, err error) {
+	// The same guard as app definitions: goccy/go-yaml misreads a flow
+	// mapping key such as {user:plan: basic}.
+	if p := yamlscan.Check(data, 10000); p != nil {
+		return nil, fmt.Errorf("%s:%d:%d: %s", file, p.Line, p.Column, p.Msg)
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: YAML error: %v", file, err)

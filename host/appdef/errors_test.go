@@ -130,7 +130,9 @@ sub_agents:
 `, "a.yaml", "name: dup\nmodel: m\ninstruction: x\n"),
 			want: []wantErr{
 				{"a.yaml", 1, 7, "name", "duplicate agent name \"dup\", already used at root_agent.yaml:2:7"},
-				{"a.yaml", 1, 7, "name", "duplicate agent name \"dup\", already used at root_agent.yaml:2:7"},
+				// The second reference to a.yaml is refused as such: each
+				// config file makes one agent.
+				{"root_agent.yaml", 5, 18, "sub_agents[1].config_path", "a.yaml is already the config of another agent (referenced at root_agent.yaml:4): an agent config makes one agent, and an agent has one parent; copy the file to make a second agent"},
 			},
 		},
 		{

@@ -3,6 +3,7 @@ package appdef
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path"
 	"strings"
@@ -23,13 +24,24 @@ type loader struct {
 	files map[string][]byte // Source.Files by cleaned path
 	root  string
 
-	errs  []error
-	stack []string       // files being parsed, for cycles
-	names map[string]val // agent names, for duplicates
-	ext   extension
+	errs    []error
+	dropped int            // errors past maxErrors
+	stack   []string       // files being parsed, for cycles
+	used    map[string]val // files already used as an agent's config, by the reference
+	agents  int
+	names   map[string]val // agent names, for duplicates
+	ext     extension
 }
 
-func (l *loader) add(e *Error) { l.errs = append(l.errs, e) }
+// add records an error; past maxErrors they are only counted, so a
+// definition built to fail everywhere cannot make a huge answer.
+func (l *loader) add(e *Error) {
+	if len(l.errs) >= maxErrors {
+		l.dropped++
+		return
+	}
+	l.errs = append(l.errs, e)
+}
 
 // Load parses, validates and builds a definition. Errors are *Error values
 // (several joined with errors.Join when there is more than one; Errors
@@ -40,7 +52,7 @@ func (l *loader) add(e *Error) { l.errs = append(l.errs, e) }
 // env.Owner), whatever the number of references; a failed Load closes what
 // it loaded.
 func Load(ctx context.Context, src Source, env Env) (*App, error) {
-	l := &loader{ctx: ctx, src: src, env: env, log: env.Logger, names: map[string]val{}}
+	l := &loader{ctx: ctx, src: src, env: env, log: env.Logger, names: map[string]val{}, used: map[string]val{}}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -59,7 +71,7 @@ func Load(ctx context.Context, src Source, env Env) (*App, error) {
 
 	root := l.loadAgentFile(l.root, val{})
 	if root == nil {
-		return nil, errors.Join(l.errs...)
+		return nil, l.joined()
 	}
 	mods := l.loadModules(root)
 	app := &App{Name: src.Name, Modules: map[string]*host.Module{}}
@@ -77,11 +89,21 @@ func Load(ctx context.Context, src Source, env Env) (*App, error) {
 		if err := app.Close(context.WithoutCancel(ctx)); err != nil {
 			l.log.Warn("appdef: closing modules of a failed load", "app", src.Name, "err", err)
 		}
-		return nil, errors.Join(l.errs...)
+		return nil, l.joined()
 	}
 	app.Plugins = plugins
 	app.Resumable, app.Compaction = l.ext.resumable, l.ext.compaction
 	return app, nil
+}
+
+// joined is the load's error: the errors recorded, and how many more
+// there were.
+func (l *loader) joined() error {
+	errs := l.errs
+	if l.dropped > 0 {
+		errs = append(errs[:len(errs):len(errs)], &Error{File: l.root, Msg: fmt.Sprintf("and %d more errors", l.dropped)})
+	}
+	return errors.Join(errs...)
 }
 
 // cleanPath normalises a file's path in the definition: slash-separated,

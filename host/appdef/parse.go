@@ -1,6 +1,7 @@
 package appdef
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -16,6 +17,26 @@ func (l *loader) loadAgentFile(file string, via val) *agentSpec {
 	if i := slices.Index(l.stack, file); i >= 0 {
 		chain := append(slices.Clone(l.stack[i:]), file)
 		l.add(via.errf("config_path cycle: %s", strings.Join(chain, " -> ")))
+		return nil
+	}
+	if first, ok := l.used[file]; ok {
+		// Each file is one agent, as in google-adk, where a second agent
+		// from the same config would share its name with the first. It
+		// also visits the references as a DAG: a file listed twice by
+		// each of a chain of files no longer makes 2^depth agents.
+		where := "the root agent"
+		if first.n != nil {
+			l0, _ := position(first.n)
+			where = fmt.Sprintf("%s:%d", first.d.file, l0)
+		}
+		l.add(via.errf("%s is already the config of another agent (referenced at %s): an agent config makes one agent, and an agent has one parent; copy the file to make a second agent", file, where))
+		return nil
+	}
+	l.used[file] = via
+	if l.agents++; l.agents > maxAgents {
+		if l.agents == maxAgents+1 {
+			l.add(via.errf("more than %d agents in one definition", maxAgents))
+		}
 		return nil
 	}
 	data, ok := l.files[file]

@@ -25,6 +25,9 @@ type doc struct {
 // parseDoc parses one file. A syntax error comes back as an *Error at its
 // position.
 func parseDoc(file string, data []byte) (*doc, *Error) {
+	if e := checkYAMLDepth(file, data); e != nil {
+		return nil, e
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		e := &Error{File: file, Msg: "invalid YAML: " + err.Error(), Err: err}
@@ -51,6 +54,9 @@ func parseDoc(file string, data []byte) (*doc, *Error) {
 	if len(bodies) == 1 {
 		d.body = bodies[0]
 		ast.Walk(anchorCollector(d.anchors), d.body)
+		if e := checkAliases(d); e != nil {
+			return nil, e
+		}
 	}
 	return d, nil
 }
