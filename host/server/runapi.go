@@ -115,9 +115,20 @@ func (s *Server) startRun(c echo.Context) (*runRequest, *loadedApp, error) {
 	if req.UserID == "" || req.SessionID == "" {
 		return nil, nil, errorf(http.StatusUnprocessableEntity, "userId and sessionId are required")
 	}
+	if err := checkID("user id", req.UserID); err != nil {
+		return nil, nil, err
+	}
+	if err := checkID("session id", req.SessionID); err != nil {
+		return nil, nil, err
+	}
 	if req.NewMessage == nil && req.InvocationID == "" {
 		// Only resuming an invocation may go without a message.
 		return nil, nil, errorf(http.StatusUnprocessableEntity, "newMessage is required unless invocationId resumes an invocation")
+	}
+	if req.NewMessage != nil {
+		if err := checkNewMessage(req.NewMessage); err != nil {
+			return nil, nil, err
+		}
 	}
 	la := s.apps.acquire(req.AppName)
 	if la == nil {

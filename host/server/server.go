@@ -108,7 +108,7 @@ func (s *Server) routes() *echo.Echo {
 	run.GET("/list-apps", s.listAppNames)
 	run.POST("/run", s.run)
 	run.POST("/run_sse", s.runSSE)
-	sess := run.Group("/apps/:app/users/:user/sessions")
+	sess := run.Group("/apps/:app/users/:user/sessions", checkPathIDs)
 	sess.POST("", s.createSession)
 	sess.GET("", s.listSessions)
 	sess.POST("/:session", s.createSessionWithID)
@@ -118,7 +118,7 @@ func (s *Server) routes() *echo.Echo {
 	sess.GET("/:session/artifacts", s.listArtifacts)
 	sess.GET("/:session/artifacts/*", s.getArtifact)
 	sess.DELETE("/:session/artifacts/*", s.deleteArtifact)
-	run.PATCH("/apps/:app/users/:user/memory", s.patchMemory)
+	run.PATCH("/apps/:app/users/:user/memory", s.patchMemory, checkPathIDs)
 	if s.cfg.DevUIDir != "" {
 		s.devUIRoutes(e, run)
 	}

@@ -62,6 +62,11 @@ func (s *Server) createSession(c echo.Context) error {
 	if len(req.Events) > 0 {
 		return errorf(http.StatusBadRequest, "session initialization events are not supported: create the session, then run it")
 	}
+	if req.SessionID != "" {
+		if err := checkID("session id", req.SessionID); err != nil {
+			return err
+		}
+	}
 	return s.create(c, req.SessionID, req.State)
 }
 
@@ -188,6 +193,11 @@ func (s *Server) patchMemory(c echo.Context) error {
 	}
 	if err := decodeCamel(b, &req); err != nil {
 		return wrapErr(http.StatusUnprocessableEntity, "invalid update memory request", err)
+	}
+	if req.SessionID != nil {
+		if err := checkID("session id", *req.SessionID); err != nil {
+			return err
+		}
 	}
 	if req.SessionID == nil {
 		return errorf(http.StatusBadRequest, "Update memory request is invalid.")

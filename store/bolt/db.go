@@ -407,7 +407,10 @@ func preflight(path string) error {
 	}
 	size := st.Size()
 	if size == 0 {
-		return nil // a new, empty file: bbolt initializes it
+		// bbolt would make it a new, empty store, silently. A store file
+		// of zero bytes is far more often a truncated one (a full disk, a
+		// redirect gone wrong) than a new one: refuse, and say what to do.
+		return fmt.Errorf("bolt: open %s: %w: the file is empty (0 bytes). If the store was truncated, restore it from a backup; to start a new store, remove the file", path, ErrCorrupt)
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("bolt: open %s: %w: %s", path, ErrCorrupt, fmt.Sprintf(format, args...))

@@ -294,14 +294,24 @@ func TestDeleteFreesEvents(t *testing.T) {
 	}
 }
 
+// TestOpenEmptyFile: a zero-byte store file is refused, not silently made
+// a new empty store: it is most likely a truncated one. A missing file is
+// a new store.
 func TestOpenEmptyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	_, err := bolt.Open(path, bolt.Config{})
+	if !errors.Is(err, bolt.ErrCorrupt) || !strings.Contains(err.Error(), "the file is empty (0 bytes)") || !strings.Contains(err.Error(), "remove the file") {
+		t.Fatalf("Open of an empty file: %v, want a refusal saying what to do", err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
 	db, err := bolt.Open(path, bolt.Config{})
 	if err != nil {
-		t.Fatalf("Open of an empty file (a new store): %v", err)
+		t.Fatalf("Open of a missing file (a new store): %v", err)
 	}
 	db.Close()
 }
