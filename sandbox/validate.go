@@ -108,10 +108,22 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 			br := reader{b: body}
 			return br.u32()
 		}
+		// Every item of a vector takes at least a byte: a count past the
+		// bytes left is a lie wazero's decoder would believe, allocating
+		// for it before reading (2^26 locals cost it 28 GB).
+		if id != secCustom && id != secStart && id != secDataCount {
+			br := reader{b: body}
+			if k := br.u32(); br.err == nil && uint64(k) > uint64(len(body)-br.i) {
+				return nil, fmt.Errorf("%w: section %d declares %d items in %d bytes", ErrTooComplex, id, k, len(body)-br.i)
+			}
+		}
 		switch id {
 		case secType:
 			if k := count(); k > c.MaxTypes {
 				return nil, tooMany("types", k, c.MaxTypes)
+			}
+			if err := checkTypes(body); err != nil {
+				return nil, err
 			}
 		case secImport:
 			imports = count()
@@ -169,10 +181,12 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 	return out, nil
 }
 
-// checkBodies bounds each function body's bytes and declared locals.
+// checkBodies bounds each function body's bytes and declared locals, and
+// the locals of all functions together.
 func checkBodies(sec []byte, c Complexity) error {
 	r := reader{b: sec}
 	n := r.u32()
+	var total uint64
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		size := r.u32()
 		if size > c.MaxFunctionBytes {
@@ -186,6 +200,35 @@ func checkBodies(sec []byte, c Complexity) error {
 			if locals > uint64(c.MaxLocalsPerFunction) {
 				return fmt.Errorf("%w: function %d declares more than %d locals", ErrTooComplex, i, c.MaxLocalsPerFunction)
 			}
+		}
+		if total += locals; total > maxLocalsTotal {
+			return fmt.Errorf("%w: the functions declare more than %d locals together", ErrTooComplex, maxLocalsTotal)
+		}
+	}
+	return nil
+}
+
+// maxLocalsTotal bounds the locals of a module's functions together
+// (wazero's validation allocates about 64 bytes a local; a 4 MB Go guest
+// declares about 10,000).
+const maxLocalsTotal = 2_000_000
+
+// maxTypeArity bounds the parameters and results of a function type.
+const maxTypeArity = 1000
+
+// checkTypes bounds the parameters and results of each function type.
+func checkTypes(body []byte) error {
+	r := reader{b: body}
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		if r.byte() != 0x60 {
+			return nil // validate reports it
+		}
+		for range 2 {
+			k := r.u32()
+			if k > maxTypeArity || int(k) > len(r.b)-r.i {
+				return fmt.Errorf("%w: a function type with %d parameters or results, at most %d", ErrTooComplex, k, maxTypeArity)
+			}
+			r.take(int(k))
 		}
 	}
 	return nil

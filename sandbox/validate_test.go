@@ -149,11 +149,20 @@ func FuzzInstrumentValidity(f *testing.F) {
 		f.Add(forged(g))
 	}
 	f.Add(wasmModule(section(secMemory, vec([]byte{0x00, 0x01}))))
+	// Found by this target: 247M globals declared in 8 bytes made wazero's
+	// decoder allocate gigabytes (refused now by checkShape).
+	f.Add([]byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x000\x06\x06\xf5\xf5\xf5\xf500"))
 	ctx := context.Background()
 	var v validator
 	defer v.close(ctx)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		if len(wasm) > 1<<16 {
+			return
+		}
+		// As Runtime.Load does: the shape first (wazero's decoder believes
+		// declared counts and allocates for them), then validation.
+		wasm, err := checkShape(wasm, Complexity{}.WithDefaults())
+		if err != nil {
 			return
 		}
 		t0 := time.Now()
@@ -226,4 +235,32 @@ func globalCount(wasm []byte) uint32 {
 		}
 	}
 	return n
+}
+
+// TestDeclaredCountsBounded: modules of a few bytes that declare millions
+// of items. wazero's decoder allocates for a declared count before reading
+// the items (2^26 locals: 28 GB; 2^26 imports: 7 GB), so checkShape
+// refuses every such module before it reaches wazero.
+func TestDeclaredCountsBounded(t *testing.T) {
+	big := appendU32(nil, 1<<26)
+	locals := append(append([]byte{0x01}, big...), 0x7f, 0x0b)
+	withCode := func(code []byte) []byte {
+		return wasmModule(section(secType, vec([]byte{0x60, 0x00, 0x00})), section(secFunction, vec([]byte{0x00})),
+			section(secCode, append(appendU32([]byte{0x01}, uint32(len(code))), code...)))
+	}
+	for name, wasm := range map[string][]byte{
+		"locals":       withCode(locals),
+		"type params":  wasmModule(section(secType, append(append([]byte{0x01, 0x60}, big...), 0x7f))),
+		"functions":    wasmModule(section(secFunction, append(big, 0x00))),
+		"globals":      wasmModule(section(secGlobal, append(big, 0x7f, 0x00, 0x41, 0x00, 0x0b))),
+		"imports":      wasmModule(section(secImport, append(big, 0x00))),
+		"exports":      wasmModule(section(secExport, append(big, 0x00))),
+		"elements":     wasmModule(section(secElem, append(big, 0x00))),
+		"data":         wasmModule(section(secData, append(big, 0x00))),
+		"fuzz finding": []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x000\x06\x06\xf5\xf5\xf5\xf500"),
+	} {
+		if _, err := checkShape(wasm, Complexity{}.WithDefaults()); !errors.Is(err, ErrTooComplex) {
+			t.Errorf("%s: checkShape = %v, want ErrTooComplex", name, err)
+		}
+	}
 }
