@@ -31,9 +31,11 @@ import (
 var ErrTooComplex = errors.New("module too complex")
 
 // Complexity bounds the shape of a module, checked before it is compiled.
-// A zero field takes its default; the defaults are far above what the
-// largest real guests need (a 15 MB CPython interpreter module has about
-// 20,000 functions; Go guests up to about 12,000).
+// A zero field takes its default; the defaults are far above what real
+// guests need (a 4 MB Go guest: 2,471 functions, 2 globals, 10,167 locals
+// in all). wazero's compile time grows with globals times functions
+// (10,000 × 100,000: 4.8 s; the 100,000 × 100,000 of an attack: ~50 s),
+// which the defaults keep near a second.
 type Complexity struct {
 	MaxFunctions, MaxGlobals, MaxTypes     uint32
 	MaxImports, MaxExports                 uint32
@@ -50,7 +52,7 @@ type Complexity struct {
 // Default complexity limits.
 const (
 	DefaultMaxFunctions         = 100_000
-	DefaultMaxGlobals           = 10_000
+	DefaultMaxGlobals           = 2_000 // compile time grows with globals × functions: 2,000 × 100,000 is about a second
 	DefaultMaxTypes             = 10_000
 	DefaultMaxImports           = 1_000
 	DefaultMaxExports           = 10_000
