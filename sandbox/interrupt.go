@@ -160,22 +160,37 @@ func instrument(wasm []byte) ([]byte, error) {
 			start = s.body
 		}
 	}
-	// An export naming a global past the module's own would, after the
-	// rewrite, name one of the added globals.
+	// The sections instrument appends to must hold exactly their items:
+	// appending to one with trailing bytes would turn those bytes into
+	// items. And an export naming a global past the module's own would,
+	// after the rewrite, name one of the added globals.
 	for _, s := range secs {
-		if s.id != secExport {
+		r := reader{b: s.body}
+		switch s.id {
+		case secExport:
+			for n := r.u32(); n > 0 && r.err == nil; n-- {
+				r.take(int(r.u32()))
+				kind, idx := r.byte(), r.u32()
+				if kind == 0x03 && idx >= importedGlobals+definedGlobals {
+					r.fail("export of global %d, past the module's %d globals", idx, importedGlobals+definedGlobals)
+				}
+			}
+		case secGlobal:
+			for n := r.u32(); n > 0 && r.err == nil; n-- {
+				r.byte() // value type
+				r.byte() // mutability
+				r.constExpr()
+			}
+		case secType:
+			r.i = len(r.b) // parseTypes read it whole
+		default:
 			continue
 		}
-		r := reader{b: s.body}
-		for n := r.u32(); n > 0 && r.err == nil; n-- {
-			r.take(int(r.u32()))
-			kind, idx := r.byte(), r.u32()
-			if kind == 0x03 && idx >= importedGlobals+definedGlobals {
-				r.fail("export of global %d, past the module's %d globals", idx, importedGlobals+definedGlobals)
-			}
+		if r.err == nil && r.i != len(r.b) {
+			r.err = fmt.Errorf("%d bytes after the last item", len(r.b)-r.i)
 		}
 		if r.err != nil {
-			return nil, fmt.Errorf("%w: export section: %v", errUninstrumentable, r.err)
+			return nil, fmt.Errorf("%w: section %d: %v", errUninstrumentable, s.id, r.err)
 		}
 	}
 	if !hasMemory {
@@ -574,6 +589,9 @@ func parseTypes(body []byte) ([]funcType, error) {
 		p := valtypes()
 		types = append(types, funcType{params: p, results: valtypes()})
 	}
+	if r.err == nil && r.i != len(r.b) {
+		r.err = fmt.Errorf("%d bytes after the last type", len(r.b)-r.i)
+	}
 	if r.err != nil {
 		return nil, fmt.Errorf("%w: type section: %v", errUninstrumentable, r.err)
 	}
@@ -680,6 +698,40 @@ func (r *reader) leb(max int) uint64 {
 
 func (r *reader) u32() uint32 { return uint32(r.leb(5)) }
 func (r *reader) s33()        { r.leb(5) }
+
+// constExpr reads a constant expression up to its end: the constant
+// instructions, global.get, ref.null, ref.func and extended-const
+// arithmetic.
+func (r *reader) constExpr() {
+	for r.err == nil {
+		switch op := r.byte(); op {
+		case 0x0b:
+			return
+		case 0x41:
+			r.s33()
+		case 0x42:
+			r.s64()
+		case 0x43:
+			r.take(4)
+		case 0x44:
+			r.take(8)
+		case 0x23, 0xd2:
+			r.u32()
+		case 0xd0:
+			r.byte()
+		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e:
+		case 0xfd:
+			if r.u32() != 12 {
+				r.fail("constant expression opcode 0xfd")
+				return
+			}
+			r.take(16)
+		default:
+			r.fail("constant expression opcode %#x", op)
+			return
+		}
+	}
+}
 
 // blockType reads a block type: the empty type or a value type (one byte,
 // negative as an s33), or a type index (a non-negative s33), which it

@@ -123,6 +123,14 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: module %s: %w", shortDigest(digest), err)
 	}
+	// Compiles run one at a time per half of the CPUs: a burst of uploads
+	// queues instead of taking every core from the calls being served.
+	select {
+	case r.compiles <- struct{}{}:
+		defer func() { <-r.compiles }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	rt, interruptible := r.rt, false
 	if !importsExtism(code) {
 		b, err := r.instrumented(ctx, digest, code)

@@ -71,6 +71,7 @@ type Runtime struct {
 	complexity Complexity
 	validator  validator
 	budget     *memBudget
+	compiles   chan struct{} // one token per compile under way
 	admission  time.Duration
 	logDropped atomic.Uint64
 	stop       chan struct{}
@@ -124,6 +125,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		pools:      map[poolKey]*Pool{},
 	}
 	r.budget = newMemBudget(cfg.MemoryBudget)
+	r.compiles = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
 	r.admission = cfg.AdmissionWait
 	if r.admission <= 0 {
 		r.admission = DefaultAdmissionWait

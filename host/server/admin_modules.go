@@ -183,7 +183,7 @@ func refusalReason(err error) string {
 		{sandbox.ErrCompile, "compile"}, {sandbox.ErrNoABIVersion, "no_abi_version"},
 		{sandbox.ErrUnknownABIVersion, "unknown_abi_version"}, {sandbox.ErrImport, "import"},
 		{sandbox.ErrMissingExport, "missing_export"}, {sandbox.ErrExportSignature, "export_signature"},
-		{sandbox.ErrDescribe, "describe"},
+		{sandbox.ErrDescribe, "describe"}, {sandbox.ErrTooComplex, "too_complex"},
 	} {
 		if errors.Is(err, r.err) {
 			return r.name
