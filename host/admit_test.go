@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/sandbox"
@@ -128,4 +129,15 @@ func FuzzAdmitEvent(f *testing.F) {
 			t.Fatalf("admitted with no grants:\n before %s\n after  %s", a, b)
 		}
 	})
+}
+
+func TestCapMessage(t *testing.T) {
+	if got := capMessage("short"); got != "short" {
+		t.Errorf("short message changed: %q", got)
+	}
+	long := strings.Repeat("é", maxErrorMessage) // 2 bytes a rune
+	got := capMessage(long)
+	if len(got) > maxErrorMessage+64 || !strings.HasSuffix(got, "bytes cut)") || !utf8.ValidString(got) {
+		t.Errorf("capped message: %d bytes, valid %v, ends %q", len(got), utf8.ValidString(got), got[len(got)-20:])
+	}
 }

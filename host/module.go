@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/engine/tool"
@@ -154,12 +155,28 @@ func invoke[Out any, PO interface {
 		return nil, &Error{Module: m.name, Hook: hook, Tool: toolName, Err: err}
 	}
 	if msg := outputError(PO(out)); msg != "" {
-		return nil, &Error{Module: m.name, Hook: hook, Tool: toolName, Err: fmt.Errorf("%w: %s", sandbox.ErrGuest, msg)}
+		return nil, &Error{Module: m.name, Hook: hook, Tool: toolName, Err: fmt.Errorf("%w: %s", sandbox.ErrGuest, capMessage(msg))}
 	}
 	if err := m.admit(hook, in, PO(out)); err != nil {
 		return nil, &Error{Module: m.name, Hook: hook, Tool: toolName, Err: err}
 	}
 	return out, nil
+}
+
+// maxErrorMessage bounds the error text a guest's output puts into the
+// engine's errors, events and logs.
+const maxErrorMessage = 16 << 10
+
+// capMessage cuts a guest's error message at maxErrorMessage bytes.
+func capMessage(msg string) string {
+	if len(msg) <= maxErrorMessage {
+		return msg
+	}
+	cut := maxErrorMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes cut)", msg[:cut], len(msg)-cut)
 }
 
 // outputError returns the "error" field of an output message.
