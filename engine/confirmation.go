@@ -302,6 +302,9 @@ func (a *LlmAgent) resumeConfirmedCalls(ctx *InvocationContext) iter.Seq2[*sessi
 			return
 		}
 		if err != nil {
+			if resp != nil && !yield(resp, nil) {
+				return
+			}
 			yield(nil, err)
 			return
 		}

@@ -33,6 +33,10 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 			return
 		}
 		if err != nil {
+			// The siblings' kept results are stored before the error.
+			if resp != nil && !yield(resp, nil) {
+				return
+			}
 			yield(nil, err)
 			return
 		}
@@ -152,10 +156,44 @@ func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls
 	}
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			// A call failed. Its siblings that finished may have had side
+			// effects (state writes): as google-adk 2.13 keeps completed
+			// responses (_keep_completed_responses), their plain results
+			// are merged and come back with the error, to be stored before
+			// it. Calls that failed, and results carrying control-flow
+			// actions that the failed step will never carry out, are not
+			// kept.
+			var kept []*session.Event
+			for i, e := range events {
+				if errs[i] == nil && e != nil && isPlainResult(e) {
+					kept = append(kept, e)
+				}
+			}
+			if ctx.Err() != nil { // aborted: google-adk keeps nothing
+				kept = nil
+			}
+			return mergeResponseEvents(kept), err
 		}
 	}
 	return mergeResponseEvents(slices.DeleteFunc(events, func(e *session.Event) bool { return e == nil })), nil
+}
+
+// isPlainResult reports whether a function response event is a tool's
+// result with no action beyond its state and artifact writes (google-adk
+// _is_plain_result): no transfer, escalation, confirmation or credential
+// request, and not finish_task.
+func isPlainResult(e *session.Event) bool {
+	a := e.Actions
+	a.StateDelta, a.ArtifactDelta, a.SkipSummarization = nil, nil, false
+	if !a.IsZero() {
+		return false
+	}
+	for _, fr := range e.FunctionResponses() {
+		if fr.Name == finishTaskName {
+			return false
+		}
+	}
+	return true
 }
 
 // notFoundTool stands in for a tool the model named but the agent lacks,

@@ -433,6 +433,11 @@ func instrumentCode(sec []byte, code bodyCode, blockTypes [][]byte) ([]byte, err
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
+	if r.err == nil && r.i != len(sec) {
+		// Rebuilding from the bodies alone would drop these bytes, making
+		// an invalid section valid.
+		r.err = fmt.Errorf("%d bytes after the last function body", len(sec)-r.i)
+	}
 	if r.err != nil {
 		return nil, fmt.Errorf("%w: code section: %v", errUninstrumentable, r.err)
 	}
