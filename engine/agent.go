@@ -70,7 +70,10 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 		if ev != nil {
 			ctx.stampNode(ev)
 			if la, ok := a.(*LlmAgent); ok && ev.Content != nil {
-				la.maybeSaveOutput(ev)
+				if err := la.maybeSaveOutput(ev); err != nil {
+					fail(fmt.Errorf("agent %q: %w", info.Name, err))
+					return
+				}
 			}
 			if !yield(ev, nil) {
 				return

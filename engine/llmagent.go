@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -149,8 +150,11 @@ func (a *LlmAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] 
 		paused := false
 		for ev, err := range a.runFlow(ctx) {
 			if err == nil {
-				a.maybeSaveOutput(ev)
-				acc = a.accumulateOutput(ev, acc)
+				if err = a.maybeSaveOutput(ev); err != nil {
+					ev = nil
+				} else {
+					acc = a.accumulateOutput(ev, acc)
+				}
 			}
 			if !yield(ev, err) || err != nil {
 				return
@@ -249,23 +253,29 @@ func (a *LlmAgent) transferTargetsIn(t *tree) []Agent {
 }
 
 // maybeSaveOutput stores the final response text under OutputKey
-// (google-adk LlmAgent.__maybe_save_output_to_state).
-func (a *LlmAgent) maybeSaveOutput(ev *session.Event) {
+// (google-adk LlmAgent.__maybe_save_output_to_state). With an output
+// schema the text is validated first (validateOutput); an answer that does
+// not validate is the agent's error, and nothing is stored.
+func (a *LlmAgent) maybeSaveOutput(ev *session.Event) error {
 	if a.cfg.OutputKey == "" || a.cfg.Mode == ModeTask || ev.Author != a.Name || !ev.IsFinalResponse() || ev.Content == nil || ev.Partial {
-		return
+		return nil
 	}
 	text := visibleText(ev.Content)
 	if text == "" {
-		return
+		return nil
 	}
 	var value any = text
 	if a.cfg.OutputSchema != nil {
 		if strings.TrimSpace(text) == "" {
-			return
+			return nil
 		}
-		parsed, err := parseJSONOutput(text)
+		parsed, err := validateOutput(a.cfg.OutputSchema, text)
+		var verr *OutputValidationError
+		if errors.As(err, &verr) {
+			return err
+		}
 		if err != nil {
-			return
+			return nil // not JSON at all: nothing to store
 		}
 		value = parsed
 	}
@@ -273,4 +283,5 @@ func (a *LlmAgent) maybeSaveOutput(ev *session.Event) {
 		ev.Actions.StateDelta = map[string]any{}
 	}
 	ev.Actions.StateDelta[a.cfg.OutputKey] = value
+	return nil
 }

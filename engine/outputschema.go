@@ -1,0 +1,367 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/adkhost/adkhost/internal/pyfmt"
+)
+
+// The output schema rule of google-adk 2.13 (utils/_schema_utils.py
+// validate_schema): the model's text loses a ```json fence that wraps it
+// whole, then an object schema with properties validates it as the pydantic
+// model google-adk builds from the schema would, and the stored value is
+// that model's dump with exclude_none: unknown fields dropped, null and
+// absent optional fields dropped, values coerced by pydantic's lax mode
+// ("7" to 7 for an integer, 2 to 2.0 for a number, "yes" to true). A value
+// that does not validate fails the agent with google-adk's ValidationError
+// and pydantic's message. Other schemas (no properties) keep the parsed
+// JSON as it is.
+
+// fenceLang is the language tag after an opening fence.
+var fenceLang = regexp.MustCompile(`^[A-Za-z0-9_]*[ \t]*\n?`)
+
+// stripCodeFence removes a markdown fence wrapping the whole text, as
+// google-adk's _strip_json_code_fence does (string operations, no
+// backtracking regexp over the body).
+func stripCodeFence(text string) string {
+	s := strings.TrimSpace(text)
+	if len(s) >= 6 && strings.HasPrefix(s, "```") && strings.HasSuffix(s, "```") {
+		inner := s[3 : len(s)-3]
+		if loc := fenceLang.FindStringIndex(inner); loc != nil {
+			inner = inner[loc[1]:]
+		}
+		return strings.TrimSpace(inner)
+	}
+	return text
+}
+
+// OutputValidationError is the error of a structured answer that does not
+// validate against the agent's output schema: google-adk's pydantic
+// ValidationError, with its message.
+type OutputValidationError struct {
+	Model  string
+	Errors []fieldError
+}
+
+type fieldError struct {
+	loc, kind, msg string
+	input          any
+}
+
+// pydanticDocs is where pydantic's messages point (pydantic 2.14, the
+// version google-adk 2.13 is measured with).
+const pydanticDocs = "https://errors.pydantic.dev/2.14/v/"
+
+func (e *OutputValidationError) Error() string {
+	var b strings.Builder
+	plural := "s"
+	if len(e.Errors) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(&b, "%d validation error%s for %s", len(e.Errors), plural, e.Model)
+	for _, fe := range e.Errors {
+		fmt.Fprintf(&b, "\n%s\n  %s [type=%s, input_value=%s, input_type=%s]\n    For further information visit %s%s",
+			fe.loc, fe.msg, fe.kind, pyfmt.Repr(fe.input), pyType(fe.input), pydanticDocs, fe.kind)
+	}
+	return b.String()
+}
+
+// ErrorCode makes the error event carry google-adk's exception name.
+func (e *OutputValidationError) ErrorCode() string { return "ValidationError" }
+
+// validateOutput parses the model's text against schema, as google-adk's
+// validate_schema does.
+func validateOutput(schema map[string]any, text string) (any, error) {
+	parsed, err := parseJSONOutput(stripCodeFence(text))
+	if err != nil {
+		return nil, err
+	}
+	props, _ := schema["properties"].(map[string]any)
+	if schema["type"] != nil && schema["type"] != "object" || props == nil {
+		return parsed, nil
+	}
+	title, _ := schema["title"].(string)
+	v := &schemaValidator{root: schema}
+	out := v.model(schema, title, parsed, "")
+	if len(v.errs) > 0 {
+		return nil, &OutputValidationError{Model: title, Errors: v.errs}
+	}
+	return out, nil
+}
+
+type schemaValidator struct {
+	root map[string]any // for "$ref": "#/$defs/<Name>"
+	errs []fieldError
+}
+
+// deref follows a local $ref into the root schema's $defs.
+func (v *schemaValidator) deref(ps map[string]any) map[string]any {
+	for range 16 { // bounded: refs to refs
+		ref, ok := ps["$ref"].(string)
+		if !ok {
+			return ps
+		}
+		name, ok := strings.CutPrefix(ref, "#/$defs/")
+		defs, _ := v.root["$defs"].(map[string]any)
+		next, found := defs[name].(map[string]any)
+		if !ok || !found {
+			return ps
+		}
+		ps = next
+	}
+	return ps
+}
+
+func (v *schemaValidator) fail(loc, kind, msg string, input any) {
+	v.errs = append(v.errs, fieldError{loc: loc, kind: kind, msg: msg, input: input})
+}
+
+// propertyOrder is the schema's properties in their declared order where
+// the schema says it (propertyOrdering), else sorted.
+func propertyOrder(schema map[string]any, props map[string]any) []string {
+	var names []string
+	if ord, ok := schema["propertyOrdering"].([]any); ok {
+		for _, n := range ord {
+			if s, ok := n.(string); ok {
+				names = append(names, s)
+			}
+		}
+		return names
+	}
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// model validates an object against a model schema and returns its dump.
+func (v *schemaValidator) model(schema map[string]any, title string, in any, loc string) any {
+	obj, ok := in.(map[string]any)
+	if !ok {
+		v.fail(locOr(loc), "model_type", "Input should be a valid dictionary or instance of "+title, in)
+		return nil
+	}
+	props, _ := schema["properties"].(map[string]any)
+	required := map[string]bool{}
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	} else if req, ok := schema["required"].([]string); ok {
+		for _, s := range req {
+			required[s] = true
+		}
+	}
+	out := map[string]any{}
+	for _, name := range propertyOrder(schema, props) {
+		ps, _ := props[name].(map[string]any)
+		val, present := obj[name]
+		at := join(loc, name)
+		switch {
+		case !present && required[name]:
+			v.fail(at, "missing", "Field required", obj)
+		case !present || val == nil && !required[name]:
+			// An optional field absent or null: None, dropped by exclude_none.
+		default:
+			if r := v.value(ps, title, name, val, at); r != nil {
+				out[name] = r
+			}
+		}
+	}
+	return out
+}
+
+// value validates one value against a property schema.
+func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in any, loc string) any {
+	ps = v.deref(ps)
+	if alts, ok := ps["anyOf"].([]any); ok {
+		// Optional[T]: pydantic's schema is anyOf [T, null]; a null never
+		// reaches here (model drops it), so T is the schema.
+		for _, alt := range alts {
+			if m, ok := alt.(map[string]any); ok && m["type"] != "null" {
+				ps = v.deref(m)
+				break
+			}
+		}
+	}
+	typ, _ := ps["type"].(string)
+	if types, ok := ps["type"].([]any); ok && len(types) > 0 {
+		typ, _ = types[0].(string)
+	}
+	switch typ {
+	case "string":
+		if s, ok := in.(string); ok {
+			return s
+		}
+		v.fail(loc, "string_type", "Input should be a valid string", in)
+	case "integer":
+		switch n := in.(type) {
+		case int64:
+			return n
+		case bool:
+			if n {
+				return int64(1)
+			}
+			return int64(0)
+		case float64:
+			if n == math.Trunc(n) && !math.IsInf(n, 0) {
+				return int64(n)
+			}
+			v.fail(loc, "int_from_float", "Input should be a valid integer, got a number with a fractional part", in)
+		case json.Number:
+			if i, err := n.Int64(); err == nil {
+				return i
+			}
+			v.fail(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", in)
+		case string:
+			s := strings.TrimSpace(n)
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return i
+			}
+			if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && !strings.ContainsAny(s, "eE") {
+				return int64(f)
+			}
+			v.fail(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", in)
+		default:
+			v.fail(loc, "int_type", "Input should be a valid integer", in)
+		}
+	case "number":
+		switch n := in.(type) {
+		case int64:
+			return float64(n)
+		case float64:
+			return n
+		case bool:
+			if n {
+				return 1.0
+			}
+			return 0.0
+		case string:
+			if f, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil {
+				return f
+			}
+			v.fail(loc, "float_parsing", "Input should be a valid number, unable to parse string as a number", in)
+		default:
+			v.fail(loc, "float_type", "Input should be a valid number", in)
+		}
+	case "boolean":
+		switch b := in.(type) {
+		case bool:
+			return b
+		case int64:
+			if b == 0 || b == 1 {
+				return b == 1
+			}
+			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in)
+		case float64:
+			if b == 0 || b == 1 {
+				return b == 1
+			}
+			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in)
+		case string:
+			switch strings.ToLower(b) {
+			case "true", "t", "yes", "y", "on", "1":
+				return true
+			case "false", "f", "no", "n", "off", "0":
+				return false
+			}
+			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in)
+		default:
+			v.fail(loc, "bool_type", "Input should be a valid boolean", in)
+		}
+	case "array":
+		list, ok := in.([]any)
+		if !ok {
+			v.fail(loc, "list_type", "Input should be a valid list", in)
+			return nil
+		}
+		items, _ := ps["items"].(map[string]any)
+		if items != nil {
+			items = v.deref(items)
+		}
+		out := make([]any, 0, len(list))
+		for i, e := range list {
+			if items == nil {
+				out = append(out, e)
+				continue
+			}
+			out = append(out, v.value(items, parentTitle, name, e, join(loc, strconv.Itoa(i))))
+		}
+		return out
+	case "object":
+		if _, ok := ps["properties"].(map[string]any); ok {
+			title, _ := ps["title"].(string)
+			if title == "" {
+				title = parentTitle + titleWord(name)
+			}
+			return v.model(ps, title, in, loc)
+		}
+		if m, ok := in.(map[string]any); ok {
+			return m
+		}
+		v.fail(loc, "dict_type", "Input should be a valid dictionary", in)
+	default:
+		return in
+	}
+	return nil
+}
+
+// titleWord is Python's str.title() of a property name, as google-adk
+// names the model of a nested object property.
+func titleWord(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		if up {
+			b.WriteString(strings.ToUpper(string(r)))
+		} else {
+			b.WriteString(strings.ToLower(string(r)))
+		}
+		up = !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}
+	return b.String()
+}
+
+func join(loc, name string) string {
+	if loc == "" {
+		return name
+	}
+	return loc + "." + name
+}
+
+func locOr(loc string) string {
+	if loc == "" {
+		return "__root__"
+	}
+	return loc
+}
+
+// pyType is the Python type name of a decoded JSON value.
+func pyType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "NoneType"
+	case bool:
+		return "bool"
+	case int64, int:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "str"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
+}
