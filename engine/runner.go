@@ -510,7 +510,17 @@ func (r *Runner) recordFailure(ictx *InvocationContext, err error, yield func(*s
 	if !nodeRuntime || !errors.As(err, &failed) || errors.As(err, &transfer) || ictx.Err() != nil {
 		return err
 	}
-	ev := session.NewEvent(ictx.inv.id, failed.agent, failed.branch)
+	// google-adk 2.13 records a model error of an agent the invocation
+	// transferred to in the node the invocation started: the error escapes
+	// the transferred-to agent's run, so the event carries the starting
+	// agent's name with the failing run's node path. A tool error is
+	// recorded inside the failing agent's run, under its own name.
+	author := failed.agent
+	var modelErr *ModelError
+	if errors.As(err, &modelErr) && ictx.agent != nil {
+		author = ictx.agent.Info().Name
+	}
+	ev := session.NewEvent(ictx.inv.id, author, failed.branch)
 	ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
 	if failed.nodePath != "" {
 		ev.NodeInfo = &session.NodeInfo{Path: failed.nodePath}
