@@ -35,6 +35,8 @@ var toolConfirmationType = reflect.TypeFor[session.ToolConfirmation]()
 
 func pyDump(v any) any { return dumpValue(reflect.ValueOf(v)) }
 
+var partType = reflect.TypeOf(genai.Part{})
+
 func dumpValue(rv reflect.Value) any {
 	if !rv.IsValid() {
 		return nil
@@ -55,6 +57,11 @@ func dumpValue(rv reflect.Value) any {
 		if rv.Type() == toolConfirmationType {
 			c := rv.Interface().(session.ToolConfirmation)
 			return confirmationEntry(&c)
+		}
+		if rv.Type() == partType && rv.IsZero() {
+			// A part with nothing set is an empty text part (genai.Part's
+			// text is omitempty): google-adk's {"text": ""}.
+			return map[string]any{"text": ""}
 		}
 		m := map[string]any{}
 		dumpStructInto(m, rv)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -260,10 +261,14 @@ func (a *LlmAgent) maybeSaveOutput(ev *session.Event) error {
 	if a.cfg.OutputKey == "" || a.cfg.Mode == ModeTask || ev.Author != a.Name || !ev.IsFinalResponse() || ev.Content == nil || ev.Partial {
 		return nil
 	}
-	text := visibleText(ev.Content)
-	if text == "" {
+	// google-adk saves when any part is text (not thought), an empty text
+	// included: "" is a value of output_key too.
+	if !slices.ContainsFunc(ev.Content.Parts, func(p *genai.Part) bool {
+		return p != nil && !p.Thought && (p.Text != "" || session.IsEmptyText(p))
+	}) {
 		return nil
 	}
+	text := visibleText(ev.Content)
 	var value any = text
 	if a.cfg.OutputSchema != nil {
 		if strings.TrimSpace(text) == "" {

@@ -6,6 +6,8 @@ package session
 import (
 	"encoding/json"
 	"math"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -167,16 +169,61 @@ func (e *Event) IsFinalResponse() bool {
 	return len(calls) == 0 && len(e.FunctionResponses()) == 0 && !e.Partial && !e.HasTrailingCodeExecutionResult()
 }
 
+// IsEmptyText reports whether p is an empty text part: a part with
+// nothing set, since genai.Part's text is omitempty ({"text": ""} decodes
+// to it, and google-adk keeps such parts).
+func IsEmptyText(p *genai.Part) bool {
+	return p != nil && reflect.ValueOf(*p).IsZero()
+}
+
 // eventJSON is Event without its methods, so MarshalJSON can reuse the
 // default encoding and add the float timestamp.
 type eventJSON Event
 
-// MarshalJSON encodes the event with the timestamp as float seconds.
+// MarshalJSON encodes the event with the timestamp as float seconds, and
+// an empty text part of its content as {"text": ""}, as google-adk writes
+// it (genai.Part alone would write {}).
 func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	var content []byte
+	if e.Content != nil && slices.ContainsFunc(e.Content.Parts, IsEmptyText) {
+		c, err := marshalContent(e.Content)
+		if err != nil {
+			return nil, err
+		}
+		content, e.Content = c, nil
+	}
+	b, err := json.Marshal(struct {
 		eventJSON
 		Timestamp float64 `json:"timestamp"`
 	}{eventJSON(e), TimeToFloat(e.Timestamp)})
+	if err != nil || content == nil {
+		return b, err
+	}
+	out := make([]byte, 0, len(b)+len(content)+12)
+	out = append(out, `{"content":`...)
+	out = append(out, content...)
+	out = append(out, ',')
+	return append(out, b[1:]...), nil
+}
+
+// marshalContent encodes c with its empty text parts as {"text": ""}.
+func marshalContent(c *genai.Content) ([]byte, error) {
+	parts := make([]json.RawMessage, len(c.Parts))
+	for i, p := range c.Parts {
+		if IsEmptyText(p) {
+			parts[i] = json.RawMessage(`{"text":""}`)
+			continue
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = b
+	}
+	return json.Marshal(struct {
+		Parts []json.RawMessage `json:"parts,omitempty"`
+		Role  string            `json:"role,omitempty"`
+	}{parts, c.Role})
 }
 
 // UnmarshalJSON decodes google-adk's wire format.

@@ -526,3 +526,24 @@ func TestEventHelpers(t *testing.T) {
 		t.Errorf("NewEventID repeats")
 	}
 }
+
+// TestEmptyTextPartJSON: an empty text part is written {"text": ""} as
+// google-adk writes it, and reads back as the same (zero) part.
+func TestEmptyTextPartJSON(t *testing.T) {
+	ev := &session.Event{ID: "e1", Author: "a"}
+	ev.Content = &genai.Content{Role: "model", Parts: []*genai.Part{{}, {Text: "Hello."}}}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"content":{"parts":[{"text":""},{"text":"Hello."}],"role":"model"}`) {
+		t.Fatalf("encoded %s", b)
+	}
+	var back session.Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Content.Parts) != 2 || !session.IsEmptyText(back.Content.Parts[0]) || back.Content.Parts[1].Text != "Hello." || back.ID != "e1" {
+		t.Errorf("decoded %+v", back.Content)
+	}
+}
