@@ -40,7 +40,7 @@ func run() int {
 	filter := flag.String("run", "", "only scenarios whose name matches this regular expression")
 	ignore := flag.String("ignore", "", "comma-separated object keys to leave out of the comparison (to look past a known difference, e.g. node_info)")
 	outDir := flag.String("out", "", "write adkhost's traces to this directory")
-	known := flag.String("known", "", "KNOWN_DIFFS.md, to annotate failures (default: conformance/KNOWN_DIFFS.md next to -scenarios)")
+	known := flag.String("known", "", "KNOWN_DIFFS.md, to annotate failures (default: the one beside -scenarios, else the project's conformance/KNOWN_DIFFS.md)")
 	verbose := flag.Bool("v", false, "also list passing scenarios")
 	failExit := flag.Bool("fail", false, "exit with status 1 when a scenario fails (by default only setup errors do, so that under go run the summary stays the last line)")
 	wasmMode := flag.Bool("wasm", false, "run tools, callbacks and plugins as Wasm modules (the conformance guest, built with GOOS=wasip1 and cached under $TMPDIR)")
@@ -71,7 +71,7 @@ func run() int {
 	}
 	base := filepath.Dir(filepath.Clean(*scenarios)) // conformance/
 	if *known == "" {
-		*known = filepath.Join(base, "KNOWN_DIFFS.md")
+		*known = defaultKnownDiffs(base)
 	}
 	knownDiffs, err := conformance.LoadKnownDiffs(*known)
 	if err != nil {
@@ -167,4 +167,27 @@ func indent(s string) string {
 		lines[i] = "    " + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// defaultKnownDiffs is the KNOWN_DIFFS.md beside the scenarios' directory
+// or, for scenarios kept elsewhere, the project's own list: the nearest
+// conformance/KNOWN_DIFFS.md from the working directory up.
+func defaultKnownDiffs(base string) string {
+	beside := filepath.Join(base, "KNOWN_DIFFS.md")
+	if _, err := os.Stat(beside); err == nil {
+		return beside
+	}
+	dir, err := os.Getwd()
+	for err == nil {
+		p := filepath.Join(dir, "conformance", "KNOWN_DIFFS.md")
+		if _, serr := os.Stat(p); serr == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return beside
 }
