@@ -135,6 +135,9 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 			if err := checkImportedTables(body); err != nil {
 				return nil, err
 			}
+			if err := walkSection(body, importEntry); err != nil {
+				return nil, err
+			}
 		case secFunction:
 			if k := count(); k > c.MaxFunctions {
 				return nil, tooMany("functions", k, c.MaxFunctions)
@@ -163,13 +166,22 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 			if k := count(); k > c.MaxExports {
 				return nil, tooMany("exports", k, c.MaxExports)
 			}
+			if err := walkSection(body, func(r *reader) { r.name(); r.byte(); r.u32() }); err != nil {
+				return nil, err
+			}
 		case secElem:
 			if k := count(); k > c.MaxElementSegments {
 				return nil, tooMany("element segments", k, c.MaxElementSegments)
 			}
+			if err := walkSection(body, elemSegment); err != nil {
+				return nil, err
+			}
 		case secData:
 			if k := count(); k > c.MaxDataSegments {
 				return nil, tooMany("data segments", k, c.MaxDataSegments)
+			}
+			if err := walkSection(body, dataSegment); err != nil {
+				return nil, err
 			}
 		case secCode:
 			if err := checkBodies(body, c); err != nil {
@@ -183,6 +195,119 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 	return out, nil
 }
 
+// walkSection reads every item of a vector section with item, and refuses
+// (ErrTooComplex) one whose lengths and counts run past its bytes: wazero's
+// decoder allocates what a length declares before it reads it (a data
+// segment declaring 3.7 GB in a 40-byte module cost it 3.7 GiB). Items it
+// cannot read otherwise are left for validate to report.
+func walkSection(body []byte, item func(*reader)) error {
+	r := reader{b: body}
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		item(&r)
+	}
+	if r.err != nil && errors.Is(r.err, errPastEnd) {
+		return fmt.Errorf("%w: %v", ErrTooComplex, r.err)
+	}
+	return nil
+}
+
+// name reads a length-prefixed name.
+func (r *reader) name() { r.vecBytes() }
+
+// vecBytes reads a length-prefixed byte vector, refusing a length past
+// the bytes left.
+func (r *reader) vecBytes() {
+	n := r.u32()
+	if r.err == nil && int64(n) > int64(len(r.b)-r.i) {
+		r.pastEnd(n)
+		return
+	}
+	r.take(int(n))
+}
+
+// count reads a vector count, refusing one past the bytes left (an item
+// takes at least one).
+func (r *reader) count() uint32 {
+	n := r.u32()
+	if r.err == nil && int64(n) > int64(len(r.b)-r.i) {
+		r.pastEnd(n)
+		return 0
+	}
+	return n
+}
+
+// errPastEnd marks a declared length longer than what follows.
+var errPastEnd = errors.New("declares more than the bytes that follow")
+
+func (r *reader) pastEnd(n uint32) {
+	if r.err == nil {
+		r.err = fmt.Errorf("a length of %d %w (%d)", n, errPastEnd, len(r.b)-r.i)
+	}
+	r.i = len(r.b)
+}
+
+func importEntry(r *reader) {
+	r.name()
+	r.name()
+	switch r.byte() {
+	case 0x00:
+		r.u32()
+	case 0x01:
+		r.byte()
+		r.limits()
+	case 0x02:
+		r.limits()
+	case 0x03:
+		r.byte()
+		r.byte()
+	case 0x04:
+		r.byte()
+		r.u32()
+	default:
+		r.fail("import kind")
+	}
+}
+
+func dataSegment(r *reader) {
+	switch flags := r.u32(); flags {
+	case 0:
+		r.constExpr()
+	case 1:
+	case 2:
+		r.u32()
+		r.constExpr()
+	default:
+		r.fail("data segment flags %d", flags)
+		return
+	}
+	r.vecBytes()
+}
+
+func elemSegment(r *reader) {
+	flags := r.u32()
+	if flags > 7 {
+		r.fail("element segment flags %d", flags)
+		return
+	}
+	if flags == 2 || flags == 6 {
+		r.u32() // table
+	}
+	if flags&1 == 0 {
+		r.constExpr() // offset
+	}
+	if flags&3 != 0 {
+		r.byte() // element kind or reference type
+	}
+	n := r.count()
+	for ; n > 0 && r.err == nil; n-- {
+		if flags&4 != 0 {
+			r.constExpr()
+		} else {
+			r.u32()
+		}
+	}
+}
+
 // checkBodies bounds each function body's bytes and declared locals, and
 // the locals of all functions together.
 func checkBodies(sec []byte, c Complexity) error {
@@ -194,9 +319,12 @@ func checkBodies(sec []byte, c Complexity) error {
 		if size > c.MaxFunctionBytes {
 			return fmt.Errorf("%w: function %d has %d bytes of code, at most %d", ErrTooComplex, i, size, c.MaxFunctionBytes)
 		}
+		if int64(size) > int64(len(r.b)-r.i) {
+			return fmt.Errorf("%w: function %d declares %d bytes of code, past the section's end", ErrTooComplex, i, size)
+		}
 		fn := reader{b: r.take(int(size))}
 		var locals uint64
-		for k := fn.u32(); k > 0 && fn.err == nil; k-- {
+		for k := fn.count(); k > 0 && fn.err == nil; k-- {
 			locals += uint64(fn.u32())
 			fn.byte()
 			if locals > uint64(c.MaxLocalsPerFunction) {
