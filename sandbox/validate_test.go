@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -168,7 +169,15 @@ func FuzzInstrumentValidity(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// wazero's decoder allocates what a module declares: what passes
+		// checkShape must not make it allocate much more than its size.
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		origErr := v.validate(ctx, wasm)
+		runtime.ReadMemStats(&after)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
+			t.Fatalf("validating %d bytes allocated %d MiB", len(wasm), grew>>20)
+		}
 		outErr := v.validate(ctx, out)
 		if origErr != nil && outErr == nil {
 			t.Fatalf("an invalid module became valid after instrument: %v", origErr)
