@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,10 +37,10 @@ func defaultDataDir() string {
 }
 
 type serveFlags struct {
-	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel, devUI string
-	drain, guestIdle                                                                time.Duration
-	guestMemory                                                                     int64
-	limits                                                                          server.Limits
+	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel, devUI, store string
+	drain, guestIdle                                                                       time.Duration
+	guestMemory                                                                            int64
+	limits                                                                                 server.Limits
 }
 
 func newServe() *cobra.Command {
@@ -58,6 +59,7 @@ func newServe() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", ":8000", "listen address")
 	fl.StringVar(&f.data, "data", defaultDataDir(), "data directory (store, compile cache, generated token); env ADKHOST_DATA")
+	fl.StringVar(&f.store, "store", cmp.Or(os.Getenv("ADKHOST_STORE"), "bolt"), "where sessions, apps and modules live: bolt (DIR/adkhost.db) or memory (ephemeral, for development and benchmarks); env ADKHOST_STORE")
 	fl.StringVar(&f.adminToken, "admin-token", "", "admin API bearer token (default: env ADKHOST_ADMIN_TOKEN, then --admin-token-file)")
 	fl.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin token (default DIR/admin-token, generated if missing)")
 	fl.StringVar(&f.runToken, "run-token", os.Getenv("ADKHOST_RUN_TOKEN"), "bearer token required by the run API (default: open; env ADKHOST_RUN_TOKEN)")
@@ -102,9 +104,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	db, err := bolt.Open(filepath.Join(f.data, "adkhost.db"), bolt.Config{})
+	db, err := openStore(f.store, f.data, log)
 	if err != nil {
-		return fmt.Errorf("opening the store: %w", err)
+		return err
 	}
 	defer db.Close()
 	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(f.data, "cache"), Logger: log,
@@ -133,6 +135,35 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	log.Info("serving", "addr", ln.Addr().String(), "data", f.data, "tracing", tp != nil)
 	fmt.Fprintf(cmd.ErrOrStderr(), "adkhost serving on %s\n", ln.Addr())
 	return srv.Serve(ctx, ln, f.drain)
+}
+
+// openStore opens the store --store names: "bolt" (the default), DIR's
+// adkhost.db; "memory", an ephemeral store for development and
+// benchmarks: bbolt in a temporary file without fsync, removed at exit,
+// so nothing survives the process.
+func openStore(kind, data string, log *slog.Logger) (*bolt.DB, error) {
+	switch kind {
+	case "", "bolt":
+		db, err := bolt.Open(filepath.Join(data, "adkhost.db"), bolt.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("opening the store: %w", err)
+		}
+		return db, nil
+	case "memory":
+		dir, err := os.MkdirTemp("", "adkhost-memory-store")
+		if err != nil {
+			return nil, fmt.Errorf("--store memory: %w", err)
+		}
+		db, err := bolt.Open(filepath.Join(dir, "adkhost.db"), bolt.Config{NoSync: true})
+		// Removed now: the open file lives on until the process ends.
+		os.RemoveAll(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--store memory: %w", err)
+		}
+		log.Warn("--store memory: sessions, apps and modules last only as long as this process")
+		return db, nil
+	}
+	return nil, fmt.Errorf("--store %q: want bolt (the default, in --data) or memory (ephemeral)", kind)
 }
 
 // defaultGuestMemory is half the machine's memory (MemTotal of

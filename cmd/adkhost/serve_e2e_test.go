@@ -403,3 +403,39 @@ func TestServeExportsSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMemoryStore: --store memory serves runs with nothing in the data
+// directory but the token, and the store is gone with the process; an
+// unknown --store names the choices.
+func TestServeMemoryStore(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	srv := startServer(t, data, "--store", "memory")
+	tokenFile := filepath.Join(data, "admin-token")
+	admin := []string{"--server", srv.url, "--token-file", tokenFile}
+	appDir := filepath.Join(dir, "chat")
+	os.MkdirAll(appDir, 0o755)
+	os.WriteFile(filepath.Join(appDir, "root_agent.yaml"), []byte("name: chat\nmodel: scripted\ninstruction: Echo.\n"), 0o644)
+	os.WriteFile(filepath.Join(appDir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'echo: {{text}}'}\n"), 0o644)
+	if out, errOut, err := cli(t, append([]string{"app", "register", appDir, "--name", "chat"}, admin...)...); err != nil {
+		t.Fatalf("register: %v %s %s", err, out, errOut)
+	}
+	if st, body := call(t, "POST", srv.url+"/apps/chat/users/u/sessions/s1", map[string]any{}, ""); st != 200 {
+		t.Fatalf("create session: %d %s", st, body)
+	}
+	st, body := call(t, "POST", srv.url+"/run", runMsg("chat", "s1", "hello"), "")
+	if st != 200 || answer(t, body) != "echo: hello" {
+		t.Fatalf("run: %d %s", st, body)
+	}
+	srv.stop(t)
+	if _, err := os.Stat(filepath.Join(data, "adkhost.db")); !os.IsNotExist(err) {
+		t.Errorf("--store memory wrote %s (%v)", filepath.Join(data, "adkhost.db"), err)
+	}
+	if !strings.Contains(srv.stderr.String(), "--store memory") {
+		t.Errorf("no warning that nothing survives:\n%s", srv.stderr)
+	}
+	_, errOut, err := cli(t, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "d2"), "--store", "redis")
+	if err == nil || !strings.Contains(errOut, `want bolt (the default, in --data) or memory`) {
+		t.Errorf("--store redis: %v %s", err, errOut)
+	}
+}

@@ -81,6 +81,11 @@ type Config struct {
 	// first. Zero means DefaultSessionCacheBytes; a negative value turns
 	// the cache off.
 	SessionCacheBytes int64
+	// NoSync skips fsync on commit (bbolt's NoSync): a crash of the
+	// process or the machine loses recent writes and may leave the file
+	// unusable. Only for stores that need not survive a restart, such as
+	// `adkhost serve --store memory`.
+	NoSync bool
 }
 
 // DB is one open store file. Its Sessions, Artifacts, Memory and Registry
@@ -153,6 +158,7 @@ func Open(path string, cfg Config) (*DB, error) {
 	var file *os.File
 	opts := &bbolt.Options{
 		Timeout: timeout,
+		NoSync:  cfg.NoSync,
 		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
 			f, err := os.OpenFile(name, flag, mode)
 			file = f
