@@ -120,6 +120,10 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 			}
 		}
 		switch id {
+		case secCustom:
+			if err := checkCustom(body); err != nil {
+				return nil, err
+			}
 		case secType:
 			if k := count(); k > c.MaxTypes {
 				return nil, tooMany("types", k, c.MaxTypes)
@@ -244,6 +248,53 @@ func (r *reader) pastEnd(n uint32) {
 		r.err = fmt.Errorf("a length of %d %w (%d)", n, errPastEnd, len(r.b)-r.i)
 	}
 	r.i = len(r.b)
+}
+
+// checkCustom checks the lengths of a custom section's name and, for the
+// "name" section (which wazero decodes for stack traces), of its
+// subsections and name maps.
+func checkCustom(body []byte) error {
+	r := reader{b: body}
+	n := r.u32()
+	if r.err == nil && int64(n) > int64(len(r.b)-r.i) {
+		return fmt.Errorf("%w: a custom section's name of %d bytes in %d", ErrTooComplex, n, len(r.b)-r.i)
+	}
+	if string(r.take(int(n))) != "name" || r.err != nil {
+		return nil
+	}
+	for r.i < len(r.b) && r.err == nil {
+		id := r.byte()
+		size := r.u32()
+		if r.err == nil && int64(size) > int64(len(r.b)-r.i) {
+			r.pastEnd(size)
+			break
+		}
+		sub := reader{b: r.take(int(size))}
+		switch id {
+		case 0: // module name
+			sub.vecBytes()
+		case 1: // function names: a name map
+			for k := sub.count(); k > 0 && sub.err == nil; k-- {
+				sub.u32()
+				sub.vecBytes()
+			}
+		case 2: // local names: an indirect name map
+			for k := sub.count(); k > 0 && sub.err == nil; k-- {
+				sub.u32()
+				for j := sub.count(); j > 0 && sub.err == nil; j-- {
+					sub.u32()
+					sub.vecBytes()
+				}
+			}
+		}
+		if sub.err != nil && errors.Is(sub.err, errPastEnd) {
+			r.err = sub.err
+		}
+	}
+	if r.err != nil && errors.Is(r.err, errPastEnd) {
+		return fmt.Errorf("%w: name section: %v", ErrTooComplex, r.err)
+	}
+	return nil
 }
 
 func importEntry(r *reader) {

@@ -276,6 +276,8 @@ func TestDeclaredLengthsBounded(t *testing.T) {
 		"import name":  wasmModule(section(secImport, append(append([]byte{0x01}, huge...), 'x'))),
 		"elements":     wasmModule(section(secElem, append(append([]byte{0x01, 0x00, 0x41, 0x00, 0x0b}, huge...), 0x00))),
 		"code size":    wasmModule(section(secCode, append(append([]byte{0x01}, appendU32(nil, 1<<20)...), 0x00))),
+		"custom name":  []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x000\x00\x06\xff\xff\xff\x7f00"),
+		"name section": wasmModule(section(secCustom, append(append(appendName(nil, "name"), 0x01, 0x06), append(appendU32(nil, 1<<30), 0x00)...))),
 	} {
 		if _, err := checkShape(wasm, Complexity{}.WithDefaults()); !errors.Is(err, ErrTooComplex) {
 			t.Errorf("%s: checkShape = %v, want ErrTooComplex", name, err)
