@@ -115,6 +115,7 @@ func run(o options) error {
 		{"adk_python_sqlite", o.adkPython("")},
 		{"adkgo", o.adkGo},
 		{"adkhost_go_tool", o.adkhostServe(o.goModule)},
+		{"adkhost_go_tool_memory_store", o.adkhostServe(o.goModule, "--store", "memory")},
 		{"floor", floor},
 	}
 	if o.pyModule != "" {
@@ -165,6 +166,8 @@ func run(o options) error {
 	}
 	fmt.Printf("information: adkgo_vs_floor=%s adkhost_vs_floor=%s (the floor server answers with canned bytes: no Go server can pass it here)\n",
 		ratio("adkgo", "floor"), ratio("adkhost_go_tool", "floor"))
+	fmt.Printf("information: memory_store_vs_adkgo=%s memory_store_vs_adk_python=%s (adkhost with --store memory; adk-go and google-adk keep sessions in memory too)\n",
+		ratio("adkhost_go_tool_memory_store", "adkgo"), ratio("adkhost_go_tool_memory_store", "adk_python_memory"))
 	fmt.Printf("serve_vs_adk_python=%s serve_vs_adkgo=%s serve_python_tool_vs_go_tool=%s\n",
 		ratio("adkhost_go_tool", "adk_python_memory"), ratio("adkhost_go_tool", "adkgo"),
 		ratio("adkhost_python_tool", "adkhost_go_tool"))
@@ -240,11 +243,12 @@ func (o options) adkGo(ctx context.Context, port int, _ string) (*exec.Cmd, erro
 // adkhostServe serves the app with `adkhost serve` on a new bbolt store,
 // with module as the weather tool, uploaded and registered over the admin
 // API as a user would.
-func (o options) adkhostServe(module string) func(context.Context, int, string) (*exec.Cmd, error) {
+func (o options) adkhostServe(module string, extra ...string) func(context.Context, int, string) (*exec.Cmd, error) {
 	return func(ctx context.Context, port int, dir string) (*exec.Cmd, error) {
 		const token = "bench-admin-token"
-		cmd := exec.CommandContext(ctx, o.adkhost, "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port),
-			"--data", filepath.Join(dir, "data"), "--admin-token", token, "--log-level", "warn")
+		args := append([]string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(port),
+			"--data", filepath.Join(dir, "data"), "--admin-token", token, "--log-level", "warn"}, extra...)
+		cmd := exec.CommandContext(ctx, o.adkhost, args...)
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		cmd.WaitDelay = 10 * time.Second
 		// Registration happens once the server answers: see measure.
