@@ -278,6 +278,9 @@ func newAppRegister() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), a)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "registered %s version %d (root agent %s)\n", a.Name, a.Version, a.RootAgent)
+			for _, w := range a.Warnings {
+				fmt.Fprintf(cmd.OutOrStdout(), "warning: %s\n", w)
+			}
 			return nil
 		},
 	}

@@ -40,6 +40,7 @@ type serveFlags struct {
 	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel, devUI, store string
 	drain, guestIdle                                                                       time.Duration
 	guestMemory                                                                            int64
+	strict                                                                                 bool
 	limits                                                                                 server.Limits
 }
 
@@ -59,6 +60,7 @@ func newServe() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", ":8000", "listen address")
 	fl.StringVar(&f.data, "data", defaultDataDir(), "data directory (store, compile cache, generated token); env ADKHOST_DATA")
+	fl.BoolVar(&f.strict, "strict", false, "refuse an app whose model has no backend on this server (by default it registers with a warning and its model calls fail, as google-adk loads such a config)")
 	fl.StringVar(&f.store, "store", cmp.Or(os.Getenv("ADKHOST_STORE"), "bolt"), "where sessions, apps and modules live: bolt (DIR/adkhost.db) or memory (ephemeral, for development and benchmarks); env ADKHOST_STORE")
 	fl.StringVar(&f.adminToken, "admin-token", "", "admin API bearer token (default: env ADKHOST_ADMIN_TOKEN, then --admin-token-file)")
 	fl.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin token (default DIR/admin-token, generated if missing)")
@@ -122,7 +124,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	// Memories live in the store file, so they survive restarts.
-	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken, Memory: db.Memory(),
+	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken, Memory: db.Memory(), StrictModels: f.strict,
 		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log, DevUIDir: f.devUI}
 	if tp != nil {
 		cfg.Tracer = tp

@@ -54,6 +54,11 @@ type Env struct {
 	// Logger receives warnings and, with an "app" attribute, the modules'
 	// log lines; nil discards them.
 	Logger *slog.Logger
+	// StrictModels refuses a definition whose model has no configured
+	// backend. Without it such a definition loads, as google-adk loads an
+	// agent config and fails only when the model is called: the model's
+	// calls fail with the reason, and App.Warnings says so.
+	StrictModels bool
 	// Owner is the owner of the app's module instances; "" means
 	// Source.Name. A server that replaces a live app by a new definition
 	// of the same name can pass a fresh owner per load (e.g. name#2), so
@@ -75,6 +80,9 @@ type App struct {
 	// block (engine.RunnerConfig.Resumable and .Compaction; nil: none).
 	Resumable  bool
 	Compaction *engine.CompactionConfig
+	// Warnings are what loaded but will not work as written (a model with
+	// no configured backend), each located in its file.
+	Warnings []string
 }
 
 // Close releases the app's module instances. Their pools are per owner and

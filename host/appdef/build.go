@@ -1,6 +1,10 @@
 package appdef
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/adkhost/adkhost/abi"
@@ -45,10 +49,49 @@ func (l *loader) resolveModels(root *agentSpec) map[string]model.Model {
 			}
 			failed[a.model] = err
 		}
+		if errors.Is(err, ErrNoBackend) && !l.env.StrictModels {
+			// google-adk loads the config and fails at the model call.
+			out[a.model] = unavailableModel{name: a.model, err: err}
+			w := a.modelAt.errf("model %q has no backend on this server; the app loads, and its model calls fail: %v", a.model, err)
+			l.warnings = append(l.warnings, w.Error())
+			l.log.Warn("appdef: model without a backend", "model", a.model, "err", err)
+			return
+		}
 		l.add(a.modelAt.wrap(err, "model %q: %v", a.model, err))
 	})
 	return out
 }
+
+// unavailableModel stands for a model the server has no backend for: every
+// call fails with the reason, as google-adk's model resolution fails at the
+// first call (a ValueError).
+type unavailableModel struct {
+	name string
+	err  error
+}
+
+func (m unavailableModel) Name() string { return m.name }
+
+func (m unavailableModel) GenerateContent(context.Context, *model.Request, bool) iter.Seq2[*model.Response, error] {
+	return func(yield func(*model.Response, error) bool) {
+		yield(nil, &NoBackendError{Model: m.name, Err: m.err})
+	}
+}
+
+// NoBackendError is the error of a call to a model the server has no
+// backend for.
+type NoBackendError struct {
+	Model string
+	Err   error
+}
+
+func (e *NoBackendError) Error() string {
+	return fmt.Sprintf("model %q is not available on this server: %v", e.Model, e.Err)
+}
+func (e *NoBackendError) Unwrap() error { return e.Err }
+
+// ErrorCode makes the error event carry google-adk's exception name.
+func (e *NoBackendError) ErrorCode() string { return "ValueError" }
 
 // build makes the engine agent of a and its sub-agents. It is called only
 // when validation found no error; what it still finds (duplicate tool

@@ -91,3 +91,25 @@ func TestHostileDefinitions(t *testing.T) {
 		})
 	}
 }
+
+// TestModelWithoutBackend: a definition whose model this server has no
+// backend for loads with a located warning (google-adk loads such a config
+// and fails at the model call), its model calls fail with ValueError; with
+// StrictModels it is refused as before.
+func TestModelWithoutBackend(t *testing.T) {
+	fs := map[string][]byte{"root_agent.yaml": []byte("name: a\nmodel: gemini-2.5-flash\ninstruction: x\n")}
+	env := appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}}
+	app, err := appdef.Load(context.Background(), appdef.Source{Name: "app", Files: fs}, env)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	defer app.Close(context.Background())
+	if len(app.Warnings) != 1 || !strings.Contains(app.Warnings[0], `root_agent.yaml:2:8: model: model "gemini-2.5-flash" has no backend on this server; the app loads, and its model calls fail`) {
+		t.Errorf("warnings = %q", app.Warnings)
+	}
+	env.StrictModels = true
+	_, err = appdef.Load(context.Background(), appdef.Source{Name: "app", Files: fs}, env)
+	if !errors.Is(err, appdef.ErrNoBackend) {
+		t.Errorf("strict: err = %v, want ErrNoBackend", err)
+	}
+}

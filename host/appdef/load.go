@@ -24,13 +24,14 @@ type loader struct {
 	files map[string][]byte // Source.Files by cleaned path
 	root  string
 
-	errs    []error
-	dropped int            // errors past maxErrors
-	stack   []string       // files being parsed, for cycles
-	used    map[string]val // files already used as an agent's config, by the reference
-	agents  int
-	names   map[string]val // agent names, for duplicates
-	ext     extension
+	errs     []error
+	dropped  int            // errors past maxErrors
+	stack    []string       // files being parsed, for cycles
+	used     map[string]val // files already used as an agent's config, by the reference
+	warnings []string
+	agents   int
+	names    map[string]val // agent names, for duplicates
+	ext      extension
 }
 
 // add records an error; past maxErrors they are only counted, so a
@@ -93,6 +94,7 @@ func Load(ctx context.Context, src Source, env Env) (*App, error) {
 	}
 	app.Plugins = plugins
 	app.Resumable, app.Compaction = l.ext.resumable, l.ext.compaction
+	app.Warnings = l.warnings
 	return app, nil
 }
 

@@ -31,6 +31,9 @@ type appJSON struct {
 	Root      string            `json:"root,omitempty"`
 	Files     map[string]string `json:"files,omitempty"`
 	Versions  []int             `json:"versions,omitempty"`
+	// Warnings: what loaded but will not work as written (a model with no
+	// backend on this server).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // putApp registers or replaces an app: PUT /admin/v1/apps/{name} with a
@@ -182,7 +185,8 @@ func bundleErr(err error) error {
 }
 
 func (s *Server) describeApp(la *loadedApp, withFiles bool) appJSON {
-	out := appJSON{Name: la.name, Version: la.version, Created: la.created, Status: "serving", RootAgent: la.app.Root.Info().Name}
+	out := appJSON{Name: la.name, Version: la.version, Created: la.created, Status: "serving", RootAgent: la.app.Root.Info().Name,
+		Warnings: la.app.Warnings}
 	for d := range la.app.Modules {
 		out.Modules = append(out.Modules, d)
 	}

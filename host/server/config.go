@@ -55,6 +55,10 @@ type Config struct {
 	// DB stores sessions, artifacts, apps and modules; required. The
 	// server does not close it.
 	DB *bolt.DB
+	// StrictModels refuses an app whose model has no configured backend
+	// (appdef.Env.StrictModels); by default it registers with a warning,
+	// and its model calls fail, as google-adk loads such a config.
+	StrictModels bool
 	// Runtime compiles and runs modules; required. The server does not
 	// close it.
 	Runtime *sandbox.Runtime

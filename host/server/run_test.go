@@ -337,3 +337,27 @@ func TestMemoryRoute(t *testing.T) {
 		t.Errorf("load_memory's response lacks the remembered message: %s", resp)
 	}
 }
+
+// TestAppWithoutModelBackend: registering an app whose model has no backend
+// here succeeds with a warning, and a run ends with google-adk's kind of
+// error event (ValueError) naming the missing backend.
+func TestAppWithoutModelBackend(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	body := decode[map[string]any](t, h.must(http.StatusCreated)(h.putApp("gem", "name: gem\nmodel: gemini-2.5-flash\ninstruction: x\n")))
+	if w, _ := body["warnings"].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "has no backend on this server") {
+		t.Fatalf("register answer: %v", body)
+	}
+	h.must(http.StatusOK)(h.do("POST", "/apps/gem/users/u/sessions/s", map[string]any{}))
+	// As google-adk's api_server, a run that raises answers 500 with the
+	// reason; the error event is stored.
+	msg := string(h.must(http.StatusInternalServerError)(h.do("POST", "/run", runBody("gem", "u", "s", "hi"))))
+	if !strings.Contains(msg, `model \"gemini-2.5-flash\" is not available on this server`) {
+		t.Errorf("run answer: %s", msg)
+	}
+	sess := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/gem/users/u/sessions/s", nil)))
+	evs, _ := sess["events"].([]any)
+	last, _ := evs[len(evs)-1].(map[string]any)
+	if last["errorCode"] != "ValueError" {
+		t.Errorf("last event: %v", last)
+	}
+}

@@ -54,6 +54,7 @@ type App struct {
 	Root      string            `json:"root,omitempty"`
 	Files     map[string]string `json:"files,omitempty"`
 	Versions  []int             `json:"versions,omitempty"`
+	Warnings  []string          `json:"warnings,omitempty"`
 }
 
 // Error is an error answer of the server: its status and JSON body.
