@@ -290,9 +290,19 @@ func instrument(wasm []byte) ([]byte, error) {
 			haveExport = true
 		}
 	}
-	for _, s := range secs {
+	// Trailing custom sections stay trailing: the added sections go before
+	// them, so a decoder reads the module's end as it did before.
+	lastNonCustom := -1
+	for i, s := range secs {
+		if s.id != secCustom {
+			lastNonCustom = i
+		}
+	}
+	for i, s := range secs {
 		if s.id != secCustom {
 			insertMissing(sectionRank(s.id))
+		} else if i > lastNonCustom {
+			insertMissing(1 << 30)
 		}
 		switch s.id {
 		case secGlobal:
