@@ -13,6 +13,7 @@ import (
 	"github.com/adkhost/adkhost/engine/planner"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/engine/tool/geminitool"
 	"github.com/adkhost/adkhost/host"
 )
 
@@ -133,6 +134,14 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		return engine.LoadMemoryTool{}, nil
 	case "preload_memory":
 		return engine.PreloadMemoryTool{}, nil
+	case "google_search":
+		return geminitool.GoogleSearch(), nil
+	case "url_context":
+		return geminitool.URLContext(), nil
+	case "enterprise_web_search":
+		return geminitool.EnterpriseWebSearch(), nil
+	case "google_maps_grounding":
+		return geminitool.GoogleMaps(), nil
 	}
 	desc := ""
 	if spec.Description != nil {

@@ -860,7 +860,9 @@ func decodeTool(n *node, where string) *ToolSpec {
 	if n.has("builtin") {
 		checkKeys(n, where, "builtin")
 		b := asString(n.get("builtin"), where+".builtin")
-		if b != "exit_loop" && b != "load_memory" && b != "preload_memory" {
+		switch b {
+		case "exit_loop", "load_memory", "preload_memory", "google_search", "url_context", "enterprise_web_search", "google_maps_grounding":
+		default:
 			failf(n.get("builtin"), "unknown builtin tool %q", b)
 		}
 		return &ToolSpec{Builtin: b}

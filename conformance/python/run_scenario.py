@@ -735,6 +735,10 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
     if name == 'preload_memory':
       from google.adk.tools import preload_memory
       return preload_memory
+    if name in ('google_search', 'url_context', 'enterprise_web_search',
+                'google_maps_grounding'):
+      import google.adk.tools as adk_tools
+      return getattr(adk_tools, name)
     raise ScenarioError(f'unknown builtin tool {name!r}')
   name = spec.get('name')
   where = f'tool {name}'

@@ -8,6 +8,7 @@ import (
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/engine/tool/geminitool"
 )
 
 // builtinTools maps the google-adk built-in tool names adkhost has to
@@ -24,17 +25,34 @@ var builtinTools = map[string]string{
 	"preload_memory":                                           "preload_memory",
 	"google.adk.tools.preload_memory":                          "preload_memory",
 	"google.adk.tools.preload_memory_tool.preload_memory_tool": "preload_memory",
+	// Gemini-side tools: they add the model's built-in tool to the request.
+	"google_search":                                                      "google_search",
+	"google.adk.tools.google_search":                                     "google_search",
+	"google.adk.tools.google_search_tool.google_search":                  "google_search",
+	"url_context":                                                        "url_context",
+	"google.adk.tools.url_context":                                       "url_context",
+	"google.adk.tools.url_context_tool.url_context":                      "url_context",
+	"enterprise_web_search":                                              "enterprise_web_search",
+	"google.adk.tools.enterprise_web_search":                             "enterprise_web_search",
+	"google.adk.tools.enterprise_search_tool.enterprise_web_search_tool": "enterprise_web_search",
+	"google_maps_grounding":                                              "google_maps_grounding",
+	"google.adk.tools.google_maps_grounding":                             "google_maps_grounding",
+	"google.adk.tools.google_maps_grounding_tool.google_maps_grounding":  "google_maps_grounding",
 }
 
 // builtins are the built-in tools by canonical name.
 var builtins = map[string]tool.Tool{
-	"exit_loop":      engine.ExitLoopTool{},
-	"load_memory":    engine.LoadMemoryTool{},
-	"preload_memory": engine.PreloadMemoryTool{},
+	"exit_loop":             engine.ExitLoopTool{},
+	"load_memory":           engine.LoadMemoryTool{},
+	"preload_memory":        engine.PreloadMemoryTool{},
+	"google_search":         geminitool.GoogleSearch(),
+	"url_context":           geminitool.URLContext(),
+	"enterprise_web_search": geminitool.EnterpriseWebSearch(),
+	"google_maps_grounding": geminitool.GoogleMaps(),
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory and preload_memory ({name: exit_loop}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
