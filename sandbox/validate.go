@@ -104,7 +104,7 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 		start := r.i
 		body := r.take(int(n))
 		if r.err != nil {
-			return wasm, nil
+			return nil, fmt.Errorf("%w: section at byte %d: %v", ErrCompile, at, r.err)
 		}
 		count := func() uint32 {
 			br := reader{b: body}
@@ -115,7 +115,14 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 		// for it before reading (2^26 locals cost it 28 GB).
 		if id != secCustom && id != secStart && id != secDataCount {
 			br := reader{b: body}
-			if k := br.u32(); br.err == nil && uint64(k) > uint64(len(body)-br.i) {
+			k := br.u32()
+			if br.err != nil {
+				// wazero's decoder reads a malformed count past its
+				// section (a truncated table count made it allocate 46 GB):
+				// refuse what the spec cannot read.
+				return nil, fmt.Errorf("%w: section %d: its item count: %v", ErrCompile, id, br.err)
+			}
+			if uint64(k) > uint64(len(body)-br.i) {
 				return nil, fmt.Errorf("%w: section %d declares %d items in %d bytes", ErrTooComplex, id, k, len(body)-br.i)
 			}
 		}
@@ -212,6 +219,9 @@ func walkSection(body []byte, item func(*reader)) error {
 	if r.err != nil && errors.Is(r.err, errPastEnd) {
 		return fmt.Errorf("%w: %v", ErrTooComplex, r.err)
 	}
+	if r.err != nil {
+		return fmt.Errorf("%w: %v", ErrCompile, r.err)
+	}
 	return nil
 }
 
@@ -293,6 +303,9 @@ func checkCustom(body []byte) error {
 	}
 	if r.err != nil && errors.Is(r.err, errPastEnd) {
 		return fmt.Errorf("%w: name section: %v", ErrTooComplex, r.err)
+	}
+	if r.err != nil {
+		return fmt.Errorf("%w: name section: %v", ErrCompile, r.err)
 	}
 	return nil
 }
@@ -385,6 +398,12 @@ func checkBodies(sec []byte, c Complexity) error {
 		if total += locals; total > maxLocalsTotal {
 			return fmt.Errorf("%w: the functions declare more than %d locals together", ErrTooComplex, maxLocalsTotal)
 		}
+		if fn.err != nil {
+			return fmt.Errorf("%w: function %d's locals: %v", ErrCompile, i, fn.err)
+		}
+	}
+	if r.err != nil {
+		return fmt.Errorf("%w: code section: %v", ErrCompile, r.err)
 	}
 	return nil
 }
@@ -401,8 +420,11 @@ const maxTypeArity = 1000
 func checkTypes(body []byte) error {
 	r := reader{b: body}
 	for n := r.u32(); n > 0 && r.err == nil; n-- {
-		if r.byte() != 0x60 {
-			return nil // validate reports it
+		if form := r.byte(); form != 0x60 {
+			if r.err != nil {
+				break
+			}
+			return fmt.Errorf("%w: type form %#x; this host knows function types (0x60)", ErrCompile, form)
 		}
 		for range 2 {
 			k := r.u32()
@@ -411,6 +433,9 @@ func checkTypes(body []byte) error {
 			}
 			r.take(int(k))
 		}
+	}
+	if r.err != nil {
+		return fmt.Errorf("%w: type section: %v", ErrCompile, r.err)
 	}
 	return nil
 }
@@ -457,7 +482,7 @@ func capTables(body []byte, c Complexity) ([]byte, error) {
 		ref := r.byte()
 		flags := r.byte()
 		if flags > 1 {
-			return nil, nil // a form this check does not know: validate decides
+			return nil, fmt.Errorf("%w: table %d has limits of form %#x; this host knows 0 and 1", ErrCompile, i, flags)
 		}
 		min := r.u32()
 		max, hasMax := c.MaxTableElements, false
@@ -465,7 +490,7 @@ func capTables(body []byte, c Complexity) ([]byte, error) {
 			max, hasMax = r.u32(), true
 		}
 		if r.err != nil {
-			return nil, nil
+			return nil, fmt.Errorf("%w: table section: %v", ErrCompile, r.err)
 		}
 		if min > c.MaxTableElements {
 			return nil, fmt.Errorf("%w: table %d starts with %d elements, at most %d", ErrTooComplex, i, min, c.MaxTableElements)
@@ -477,7 +502,13 @@ func capTables(body []byte, c Complexity) ([]byte, error) {
 		out = appendU32(out, min)
 		out = appendU32(out, max)
 	}
-	if r.err != nil || r.i != len(body) || !changed {
+	if r.err == nil && r.i != len(body) {
+		r.err = fmt.Errorf("%d bytes after the last table", len(body)-r.i)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: table section: %v", ErrCompile, r.err)
+	}
+	if !changed {
 		return nil, nil
 	}
 	return out, nil
