@@ -126,6 +126,13 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 //
 // In Wasm mode (wm != nil) the body is the guest's.
 func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
+	if at := spec.AgentTool; at != nil {
+		a, err := b.agent(at.Agent, false)
+		if err != nil {
+			return nil, err
+		}
+		return &engine.AgentTool{Agent: a, SkipSummarization: at.SkipSummarization}, nil
+	}
 	// Built-in tools are the engine's own, in Wasm mode too.
 	switch spec.Builtin {
 	case "exit_loop":

@@ -93,7 +93,9 @@ type PlannerSpec struct {
 // ToolSpec is a built-in tool or a function tool described by behaviour
 // (§1.4).
 type ToolSpec struct {
-	Builtin           string
+	Builtin string
+	// AgentTool, when set, makes the tool google-adk's AgentTool.
+	AgentTool         *AgentToolSpec
 	Name              string
 	Description       *string
 	Params            []ParamSpec
@@ -111,6 +113,12 @@ type ToolSpec struct {
 	RequestConfirmation *ConfirmationSpec
 	// RequireConfirmation is FunctionTool(require_confirmation=True).
 	RequireConfirmation bool
+}
+
+// AgentToolSpec is an agent called as a tool (§1.4 agent_tool).
+type AgentToolSpec struct {
+	Agent             *AgentSpec
+	SkipSummarization bool
 }
 
 // ConfirmationSpec is a tool's request_confirmation behaviour (§1.4).
@@ -843,7 +851,7 @@ func decodeAgent(n *node, names map[string]bool) *AgentSpec {
 	}
 	a.Mode = strOr(n, "mode", where, "")
 	for i, t := range asList(orNull(n.get("tools")), where+".tools") {
-		a.Tools = append(a.Tools, decodeTool(t, fmt.Sprintf("%s.tools[%d]", where, i)))
+		a.Tools = append(a.Tools, decodeTool(t, fmt.Sprintf("%s.tools[%d]", where, i), names))
 	}
 	return a
 }
@@ -853,9 +861,18 @@ func decodeAgent(n *node, names map[string]bool) *AgentSpec {
 
 var pyTypes = []string{"string", "integer", "number", "boolean", "object", "array"}
 
-func decodeTool(n *node, where string) *ToolSpec {
+func decodeTool(n *node, where string, names map[string]bool) *ToolSpec {
 	if n.kind != kindMap {
 		failf(n, "%s: expected a mapping", where)
+	}
+	if n.has("agent_tool") {
+		checkKeys(n, where, "agent_tool")
+		at := n.get("agent_tool")
+		if at.kind != kindMap || at.get("agent") == nil {
+			failf(at, "%s.agent_tool: expected {agent: <agent>, skip_summarization: bool}", where)
+		}
+		checkKeys(at, where+".agent_tool", "agent", "skip_summarization")
+		return &ToolSpec{AgentTool: &AgentToolSpec{Agent: decodeAgent(at.get("agent"), names), SkipSummarization: truthy(at.get("skip_summarization"))}}
 	}
 	if n.has("builtin") {
 		checkKeys(n, where, "builtin")

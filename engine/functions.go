@@ -320,11 +320,37 @@ func isEmptyResult(v any) bool {
 func buildResponseEvent(ctx *InvocationContext, t callbacks.Tool, result any, tc *toolContext) *session.Event {
 	tc.state.RecordNestedWrites()
 	ev := ctx.newEvent()
+	resp := asResultMap(result)
 	ev.Content = &genai.Content{Role: "user", Parts: []*genai.Part{{
-		FunctionResponse: &genai.FunctionResponse{ID: tc.callID, Name: t.Name(), Response: asResultMap(result)},
+		FunctionResponse: &genai.FunctionResponse{ID: tc.callID, Name: t.Name(), Response: resp},
 	}}}
 	ev.Actions = *tc.actions
+	// An agent tool whose answer ends the turn (skip_summarization) also
+	// gets the answer as a text part, for UIs that do not show function
+	// responses (google-adk's _caller.py, scoped to AgentTool).
+	if _, isAgentTool := t.(*AgentTool); isAgentTool && tc.actions.SkipSummarization && resp["error"] == nil && displayable(result) {
+		text, ok := result.(string)
+		if !ok {
+			text, _ = pyfmt.JSONDumps(result)
+		}
+		ev.Content.Parts = append(ev.Content.Parts, &genai.Part{Text: text})
+	}
 	return ev
+}
+
+// displayable reports whether a tool's result is worth showing as text
+// (google-adk's has_displayable_result: not None, {"result": None} or "").
+func displayable(result any) bool {
+	switch r := result.(type) {
+	case nil:
+		return false
+	case string:
+		return r != ""
+	case map[string]any:
+		v, ok := r["result"]
+		return !(len(r) == 1 && ok && v == nil)
+	}
+	return true
 }
 
 // mergeResponseEvents merges parallel response events: parts in call

@@ -894,6 +894,16 @@ class Builder:
   def model(self, name: str) -> ScriptedLlm:
     return ScriptedLlm(model=name, script=self.script)
 
+  def tool(self, spec: dict[str, Any]):
+    if 'agent_tool' in spec:
+      _check_keys('tool', spec, {'agent_tool'})
+      at = spec['agent_tool']
+      _check_keys('agent_tool', at, {'agent', 'skip_summarization'})
+      from google.adk.tools.agent_tool import AgentTool
+      return AgentTool(agent=self.agent(at['agent']),
+                       skip_summarization=bool(at.get('skip_summarization')))
+    return build_tool(spec, self.log)
+
   def agent(self, spec: dict[str, Any]):
     kind = spec.get('type', 'LlmAgent')
     name = spec.get('name')
@@ -944,8 +954,7 @@ class Builder:
       if 'generate_content_config' in spec:
         kwargs['generate_content_config'] = types.GenerateContentConfig(
             **spec['generate_content_config'])
-      kwargs['tools'] = [build_tool(t, self.log)
-                         for t in spec.get('tools', []) or []]
+      kwargs['tools'] = [self.tool(t) for t in spec.get('tools', []) or []]
       return LlmAgent(**kwargs)
     if kind == 'SequentialAgent':
       _check_keys(where, spec, _COMMON_AGENT_KEYS)

@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/memory"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+// AgentTool is google-adk 2.13's AgentTool: an agent called as a tool.
+// Each call runs the agent in a session of its own, in memory, seeded with
+// the caller's state; the agent's state writes reach the caller's state,
+// its artifacts the caller's artifacts, and the caller's plugins see its
+// run. The answer is the text of the agent's last content (validated and
+// parsed with the agent's output schema, if it has one), or its last error
+// message.
+type AgentTool struct {
+	// Agent is the agent to run. It must not also be part of the caller's
+	// agent tree.
+	Agent Agent
+	// SkipSummarization ends the caller's turn with the tool's answer.
+	SkipSummarization bool
+	// ExcludePlugins runs the agent without the caller's plugins
+	// (google-adk's include_plugins=False).
+	ExcludePlugins bool
+}
+
+var _ tool.Tool = (*AgentTool)(nil)
+
+// Name is the agent's name.
+func (t *AgentTool) Name() string { return t.Agent.Info().Name }
+
+// Description is the agent's description.
+func (t *AgentTool) Description() string { return t.Agent.Info().Description }
+
+// IsLongRunning is false: the agent's run ends within the call.
+func (t *AgentTool) IsLongRunning() bool { return false }
+
+// Declaration takes one string, the request (google-adk's declaration for
+// an agent without an input schema).
+func (t *AgentTool) Declaration() *genai.FunctionDeclaration {
+	return &genai.FunctionDeclaration{
+		Name:        t.Name(),
+		Description: t.Description(),
+		ParametersJsonSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"request": map[string]any{"type": "string"}},
+			"required":   []any{"request"},
+		},
+	}
+}
+
+// Run runs the agent on the request and answers with its last content.
+func (t *AgentTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+	tc, ok := ctx.(*toolContext)
+	if !ok {
+		return nil, fmt.Errorf("AgentTool %q: called outside an engine run", t.Name())
+	}
+	if t.SkipSummarization {
+		tc.Actions().SkipSummarization = true
+	}
+	request, ok := args["request"].(string)
+	if _, has := args["request"]; !has || !ok {
+		b, _ := json.Marshal(args) // sorted keys, as json.dumps(sort_keys=True)
+		request = string(b)
+	}
+	inv := tc.inv
+	var plugins []callbacks.Plugin
+	if !t.ExcludePlugins {
+		plugins = inv.plugins
+	}
+	runner, err := NewRunner(RunnerConfig{
+		AppName:   inv.appName,
+		Agent:     t.Agent,
+		Sessions:  session.NewInMemoryService(),
+		Artifacts: forwardingArtifacts{tc},
+		Memory:    memory.NewInMemoryService(),
+		Plugins:   plugins,
+		Logger:    inv.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("AgentTool %q: %w", t.Name(), err)
+	}
+	state := map[string]any{}
+	for k, v := range tc.State().All() {
+		if !strings.HasPrefix(k, "_adk") {
+			state[k] = v
+		}
+	}
+	sess, err := runner.cfg.Sessions.Create(tc, &session.CreateRequest{AppName: inv.appName, UserID: tc.UserID(), State: state})
+	if err != nil {
+		return nil, fmt.Errorf("AgentTool %q: %w", t.Name(), err)
+	}
+	cfg := inv.config
+	cfg.StreamingMode, cfg.InvocationID, cfg.StateDelta = StreamingModeNone, "", nil
+	msg := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: request}}}
+
+	var lastContent *genai.Content
+	var lastError string
+	pending := map[string]bool{}
+	for ev, err := range runner.Run(tc, tc.UserID(), sess.ID, msg, cfg) {
+		if err != nil {
+			// The agent's failure is the tool's, as google-adk's nested
+			// run_async raises out of AgentTool.run_async.
+			return nil, err
+		}
+		for k, v := range ev.Actions.StateDelta {
+			tc.State().Set(k, v)
+		}
+		if ev.ErrorMessage != "" {
+			lastError = ev.ErrorMessage
+		}
+		for _, id := range ev.LongRunningToolIDs {
+			pending[id] = true
+		}
+		if ev.Content != nil {
+			lastContent = ev.Content
+			for _, fr := range ev.FunctionResponses() {
+				delete(pending, fr.ID)
+			}
+		}
+	}
+	if len(pending) > 0 {
+		tc.Actions().SkipSummarization = false
+		ids := make([]string, 0, len(pending))
+		for id := range pending {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return fmt.Sprintf("Error: agent %s stopped waiting on unresolved long-running tool call(s) (pending call ids: %s), which AgentTool cannot resume.",
+			pyQuote(t.Name()), pyList(ids)), nil
+	}
+	if lastContent == nil || lastContent.Parts == nil {
+		return lastError, nil
+	}
+	var texts []string
+	for _, p := range lastContent.Parts {
+		if p == nil || p.Thought {
+			continue
+		}
+		if s := partText(p); s != "" {
+			texts = append(texts, s)
+		}
+	}
+	merged := strings.Join(texts, "\n")
+	if merged == "" && lastError != "" {
+		return lastError, nil
+	}
+	if la, ok := t.Agent.(*LlmAgent); ok && la.cfg.OutputSchema != nil {
+		return validateOutput(la.cfg.OutputSchema, merged)
+	}
+	return merged, nil
+}
+
+// partText is the user-visible text of a part, code execution output
+// included (google-adk's _part_to_text).
+func partText(p *genai.Part) string {
+	switch {
+	case p.Text != "":
+		return p.Text
+	case p.CodeExecutionResult != nil && p.CodeExecutionResult.Output != "":
+		return strings.TrimRight(p.CodeExecutionResult.Output, "\n")
+	case p.ExecutableCode != nil && p.ExecutableCode.Code != "":
+		return p.ExecutableCode.Code
+	}
+	return ""
+}
+
+func pyQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+func pyList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = pyQuote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// forwardingArtifacts is the agent tool's artifact service: the caller's
+// artifacts, through its tool context (google-adk's
+// ForwardingArtifactService), so versions land on the caller's event.
+type forwardingArtifacts struct{ tc *toolContext }
+
+func (f forwardingArtifacts) Save(_ context.Context, k artifact.Key, part *genai.Part) (int, error) {
+	return f.tc.SaveArtifact(k.Name, part)
+}
+
+func (f forwardingArtifacts) Load(_ context.Context, k artifact.Key, version int) (*genai.Part, error) {
+	return f.tc.LoadArtifact(k.Name, version)
+}
+
+func (f forwardingArtifacts) List(context.Context, string, string, string) ([]string, error) {
+	return f.tc.ListArtifacts()
+}
+
+func (f forwardingArtifacts) Versions(ctx context.Context, k artifact.Key) ([]int, error) {
+	inv := f.tc.inv
+	if inv.artifacts == nil {
+		return nil, fmt.Errorf("no artifact service")
+	}
+	return inv.artifacts.Versions(ctx, artifact.Key{AppName: inv.appName, UserID: f.tc.UserID(), SessionID: inv.session.ID, Name: k.Name})
+}
+
+func (f forwardingArtifacts) Delete(ctx context.Context, k artifact.Key) error {
+	inv := f.tc.inv
+	if inv.artifacts == nil {
+		return fmt.Errorf("no artifact service")
+	}
+	return inv.artifacts.Delete(ctx, artifact.Key{AppName: inv.appName, UserID: f.tc.UserID(), SessionID: inv.session.ID, Name: k.Name})
+}
