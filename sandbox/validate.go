@@ -153,6 +153,22 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 			if k := count(); k > c.MaxFunctions {
 				return nil, tooMany("functions", k, c.MaxFunctions)
 			}
+			if err := walkSection(body, func(r *reader) { r.u32() }); err != nil {
+				return nil, err
+			}
+		case secMemory:
+			if err := walkSection(body, func(r *reader) { r.limits() }); err != nil {
+				return nil, err
+			}
+		case secStart, secDataCount:
+			br := reader{b: body}
+			br.u32()
+			if br.err == nil && br.i != len(body) {
+				br.err = fmt.Errorf("%d bytes after its index", len(body)-br.i)
+			}
+			if br.err != nil {
+				return nil, fmt.Errorf("%w: section %d: %v", ErrCompile, id, br.err)
+			}
 		case secTable:
 			capped, err := capTables(body, c)
 			if err != nil {
@@ -172,6 +188,9 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 		case secGlobal:
 			if k := count(); k > c.MaxGlobals {
 				return nil, tooMany("globals", k, c.MaxGlobals)
+			}
+			if err := walkSection(body, func(r *reader) { r.byte(); r.byte(); r.constExpr() }); err != nil {
+				return nil, err
 			}
 		case secExport:
 			if k := count(); k > c.MaxExports {
@@ -266,7 +285,10 @@ func (r *reader) pastEnd(n uint32) {
 func checkCustom(body []byte) error {
 	r := reader{b: body}
 	n := r.u32()
-	if r.err == nil && int64(n) > int64(len(r.b)-r.i) {
+	if r.err != nil {
+		return fmt.Errorf("%w: a custom section's name: %v", ErrCompile, r.err)
+	}
+	if int64(n) > int64(len(r.b)-r.i) {
 		return fmt.Errorf("%w: a custom section's name of %d bytes in %d", ErrTooComplex, n, len(r.b)-r.i)
 	}
 	if string(r.take(int(n))) != "name" || r.err != nil {
