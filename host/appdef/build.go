@@ -121,7 +121,7 @@ func (l *loader) build(a *agentSpec, models map[string]model.Model, mods appModu
 	case classLoop:
 		agent, err = engine.NewLoopAgent(info, a.maxIterations)
 	default:
-		tools := l.tools(a, mods)
+		tools := l.tools(a, models, mods)
 		agent, err = engine.NewLlmAgent(engine.LlmAgentConfig{
 			Name: a.name, Description: a.description, Model: models[a.model],
 			Instruction: a.instruction, StaticInstruction: a.staticInstruction,
@@ -143,7 +143,7 @@ func (l *loader) build(a *agentSpec, models map[string]model.Model, mods appModu
 
 // tools returns a's tools in order, recording a duplicate name at the
 // entry that brings it.
-func (l *loader) tools(a *agentSpec, mods appModules) []tool.Tool {
+func (l *loader) tools(a *agentSpec, models map[string]model.Model, mods appModules) []tool.Tool {
 	var out []tool.Tool
 	seen := map[string]val{}
 	add := func(t tool.Tool, at val) {
@@ -157,6 +157,12 @@ func (l *loader) tools(a *agentSpec, mods appModules) []tool.Tool {
 	for _, r := range a.tools {
 		if t, ok := builtins[r.builtin]; ok {
 			add(t, r.at)
+			continue
+		}
+		if at := r.agentTool; at != nil {
+			if child := l.build(at.agent, models, mods); child != nil {
+				add(&engine.AgentTool{Agent: child, SkipSummarization: at.skipSummarization, ExcludePlugins: at.excludePlugins}, r.at)
+			}
 			continue
 		}
 		m := mods.module(r.module.ref)

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/host/appdef"
 )
 
@@ -111,5 +115,59 @@ func TestModelWithoutBackend(t *testing.T) {
 	_, err = appdef.Load(context.Background(), appdef.Source{Name: "app", Files: fs}, env)
 	if !errors.Is(err, appdef.ErrNoBackend) {
 		t.Errorf("strict: err = %v, want ErrNoBackend", err)
+	}
+}
+
+// TestAgentToolConfig: google-adk's AgentTool config shape loads: the
+// agent named by config_path runs as a tool, in a tree of its own, and its
+// answer is the function response.
+func TestAgentToolConfig(t *testing.T) {
+	fs := map[string][]byte{
+		"root_agent.yaml": []byte(`name: root_agent
+model: scripted
+instruction: Ask the researcher.
+tools:
+  - name: AgentTool
+    args:
+      agent:
+        config_path: research_agent.yaml
+      skip_summarization: false
+`),
+		"research_agent.yaml": []byte("name: research_agent\nmodel: scripted\ndescription: Researches.\ninstruction: Research.\n"),
+		"scripted_model.yaml": []byte(`rules:
+  - when: {instruction_contains: Research.}
+    respond: {text: 'found: {{text}}'}
+  - when: {function_response: research_agent}
+    respond: {text: 'root got {{response.result}}'}
+  - respond: {function_calls: [{name: research_agent, args: {request: '{{text}}'}}]}
+`),
+	}
+	app := load(t, "app", fs, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+	r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: app.Root, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for ev, err := range r.Run(context.Background(), "u", "s", genai.NewContentFromText("cats", genai.RoleUser), engine.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ev.Content.Parts {
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+			if fr := p.FunctionResponse; fr != nil {
+				texts = append(texts, fmt.Sprint(fr.Response["result"]))
+			}
+		}
+	}
+	if got := strings.Join(texts, " | "); got != "found: cats | root got found: cats" {
+		t.Errorf("turn: %s", got)
+	}
+	// The same file as a sub-agent too is refused: one agent per file.
+	fs["root_agent.yaml"] = append(fs["root_agent.yaml"], []byte("sub_agents:\n  - config_path: research_agent.yaml\n")...)
+	_, err = appdef.Load(context.Background(), appdef.Source{Name: "app", Files: fs}, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+	if err == nil || !strings.Contains(err.Error(), "research_agent.yaml is already the config of another agent") {
+		t.Errorf("agent both tool and sub-agent: %v", err)
 	}
 }

@@ -123,6 +123,12 @@ func walk(a *agentSpec, f func(a *agentSpec, parents []*agentSpec)) {
 		for _, s := range a.subAgents {
 			rec(s, append(parents, a))
 		}
+		// An AgentTool's agent is a tree of its own: no ancestors.
+		for _, t := range a.tools {
+			if t.agentTool != nil {
+				rec(t.agentTool.agent, nil)
+			}
+		}
 	}
 	rec(a, nil)
 }

@@ -52,7 +52,7 @@ var builtins = map[string]tool.Tool{
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
@@ -114,11 +114,97 @@ func (l *loader) parseTools(v val) []toolRef {
 	return out
 }
 
+// agentToolNames are the spellings of google-adk's AgentTool in a config.
+var agentToolNames = map[string]bool{
+	"AgentTool": true, "google.adk.tools.AgentTool": true, "google.adk.tools.agent_tool.AgentTool": true,
+}
+
+// parseAgentTool reads {name: AgentTool, args: {agent: {config_path:
+// <file>}, skip_summarization, include_plugins}} (google-adk's
+// AgentToolConfig). The agent's file is an agent of its own, outside the
+// tree of sub-agents.
+func (l *loader) parseAgentTool(t *toolRef, args *entry) bool {
+	if args == nil || args.val.isNull() {
+		l.add(t.at.errf("AgentTool needs args: {agent: {config_path: <file>}}"))
+		return false
+	}
+	entries, ok := args.val.mapping()
+	if !ok {
+		l.add(args.val.errf("want {agent: {config_path: <file>}, skip_summarization: <bool>}, got %s", args.val.kind()))
+		return false
+	}
+	ref := &agentToolRef{}
+	var agentAt *entry
+	for i, e := range entries {
+		switch e.key {
+		case "agent":
+			agentAt = &entries[i]
+		case "skip_summarization":
+			b, ok := e.val.boolean()
+			if !ok {
+				l.add(e.val.errf("want true or false, got %s", e.val.kind()))
+			}
+			ref.skipSummarization = b
+		case "include_plugins":
+			b, ok := e.val.boolean()
+			if !ok {
+				l.add(e.val.errf("want true or false, got %s", e.val.kind()))
+			}
+			ref.excludePlugins = !b
+		default:
+			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"agent", "skip_summarization", "include_plugins"})))
+		}
+	}
+	if agentAt == nil {
+		l.add(args.val.errf("AgentTool needs agent: {config_path: <file>}"))
+		return false
+	}
+	fields, ok := agentAt.val.mapping()
+	var cp *entry
+	for i, e := range fields {
+		switch e.key {
+		case "config_path":
+			cp = &fields[i]
+		case "code":
+			l.add(e.val.errf("not supported: Python code references; define the agent in a YAML file of the definition and name it with config_path"))
+			return false
+		default:
+			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"config_path", "code"})))
+		}
+	}
+	if !ok || cp == nil {
+		l.add(agentAt.val.errf("want {config_path: <file>}"))
+		return false
+	}
+	p, ok := l.str(cp.val)
+	if !ok {
+		return false
+	}
+	file, err := resolveConfigPath(cp.val.d.file, p)
+	if err != "" {
+		l.add(cp.val.errf("%s", err))
+		return false
+	}
+	// An agent of its own: its file is read as a root, not a sub-agent.
+	saved := l.stack
+	l.stack = nil
+	ref.agent = l.loadAgentFile(file, cp.val)
+	l.stack = saved
+	if ref.agent == nil {
+		return false
+	}
+	t.agentTool = ref
+	return true
+}
+
 // parseBuiltinTool resolves a google-adk tool name.
 func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	s, ok := l.str(name.val)
 	if !ok {
 		return false
+	}
+	if agentToolNames[s] {
+		return l.parseAgentTool(t, args)
 	}
 	canon, known := builtinTools[s]
 	switch {

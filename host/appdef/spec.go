@@ -98,9 +98,20 @@ type agentSpec struct {
 type toolRef struct {
 	at      val
 	builtin string
+	// agentTool is google-adk's AgentTool: an agent (from its own config
+	// file) called as a tool.
+	agentTool *agentToolRef
 	module  moduleUse
 	tool    string
 	toolAt  val
+}
+
+// agentToolRef is an AgentTool entry: {name: AgentTool, args: {agent:
+// {config_path: ...}, skip_summarization, include_plugins}}.
+type agentToolRef struct {
+	agent             *agentSpec
+	skipSummarization bool
+	excludePlugins    bool
 }
 
 // callbackRef is an entry of a callback list: a module's hook.
