@@ -101,9 +101,9 @@ type toolRef struct {
 	// agentTool is google-adk's AgentTool: an agent (from its own config
 	// file) called as a tool.
 	agentTool *agentToolRef
-	module  moduleUse
-	tool    string
-	toolAt  val
+	module    moduleUse
+	tool      string
+	toolAt    val
 }
 
 // agentToolRef is an AgentTool entry: {name: AgentTool, args: {agent:
