@@ -48,15 +48,7 @@ func (t *AgentTool) IsLongRunning() bool { return false }
 // Declaration takes one string, the request (google-adk's declaration for
 // an agent without an input schema).
 func (t *AgentTool) Declaration() *genai.FunctionDeclaration {
-	return &genai.FunctionDeclaration{
-		Name:        t.Name(),
-		Description: t.Description(),
-		ParametersJsonSchema: map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"request": map[string]any{"type": "string"}},
-			"required":   []any{"request"},
-		},
-	}
+	return requestDeclaration(t.Name(), t.Description())
 }
 
 // Run runs the agent on the request and answers with its last content.

@@ -112,9 +112,15 @@ func (t *singleTurnAgentTool) Description() string { return t.agent.Info().Descr
 func (t *singleTurnAgentTool) IsLongRunning() bool { return false }
 
 func (t *singleTurnAgentTool) Declaration() *genai.FunctionDeclaration {
+	return requestDeclaration(t.Name(), t.Description())
+}
+
+// requestDeclaration declares an agent called as a tool: one string, the
+// request (google-adk's declaration for an agent without input schema).
+func requestDeclaration(name, description string) *genai.FunctionDeclaration {
 	return &genai.FunctionDeclaration{
-		Name:        t.Name(),
-		Description: t.Description(),
+		Name:        name,
+		Description: description,
 		ParametersJsonSchema: map[string]any{
 			"type":       "object",
 			"properties": map[string]any{"request": map[string]any{"type": "string"}},

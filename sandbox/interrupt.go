@@ -380,26 +380,11 @@ func countImportedGlobals(body []byte) (uint32, bool, error) {
 	var globals uint32
 	memory := false
 	for n := r.u32(); n > 0 && r.err == nil; n-- {
-		r.take(int(r.u32())) // module
-		r.take(int(r.u32())) // name
-		switch kind := r.byte(); kind {
-		case 0x00: // func: type index
-			r.u32()
-		case 0x01: // table: reftype, limits
-			r.byte()
-			r.limits()
-		case 0x02: // memory: limits
-			r.limits()
+		switch importEntry(&r) {
+		case 0x02:
 			memory = true
-		case 0x03: // global: valtype, mutability
-			r.byte()
-			r.byte()
+		case 0x03:
 			globals++
-		case 0x04: // tag: attribute, type index
-			r.byte()
-			r.u32()
-		default:
-			r.fail("import kind %#x", kind)
 		}
 	}
 	if r.err != nil {

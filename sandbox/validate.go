@@ -143,11 +143,18 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 			if imports > c.MaxImports {
 				return nil, tooMany("imports", imports, c.MaxImports)
 			}
-			if err := checkImportedTables(body); err != nil {
+			// Imported tables are refused: no host module provides one,
+			// and their size would escape MaxTableElements.
+			tables := 0
+			if err := walkSection(body, func(r *reader) {
+				if importEntry(r) == 0x01 {
+					tables++
+				}
+			}); err != nil {
 				return nil, err
 			}
-			if err := walkSection(body, importEntry); err != nil {
-				return nil, err
+			if tables > 0 {
+				return nil, fmt.Errorf("%w: the module imports a table; a module must define its own tables", ErrImport)
 			}
 		case secFunction:
 			if k := count(); k > c.MaxFunctions {
@@ -332,10 +339,13 @@ func checkCustom(body []byte) error {
 	return nil
 }
 
-func importEntry(r *reader) {
+// importEntry reads one import and returns its kind (0 function, 1 table,
+// 2 memory, 3 global, 4 tag).
+func importEntry(r *reader) byte {
 	r.name()
 	r.name()
-	switch r.byte() {
+	kind := r.byte()
+	switch kind {
 	case 0x00:
 		r.u32()
 	case 0x01:
@@ -350,8 +360,9 @@ func importEntry(r *reader) {
 		r.byte()
 		r.u32()
 	default:
-		r.fail("import kind")
+		r.fail("import kind %#x", kind)
 	}
+	return kind
 }
 
 func dataSegment(r *reader) {
@@ -458,33 +469,6 @@ func checkTypes(body []byte) error {
 	}
 	if r.err != nil {
 		return fmt.Errorf("%w: type section: %v", ErrCompile, r.err)
-	}
-	return nil
-}
-
-// checkImportedTables refuses imported tables: no host module provides
-// one, and their size would escape MaxTableElements.
-func checkImportedTables(body []byte) error {
-	r := reader{b: body}
-	for n := r.u32(); n > 0 && r.err == nil; n-- {
-		mod := string(r.take(int(r.u32())))
-		name := string(r.take(int(r.u32())))
-		switch kind := r.byte(); kind {
-		case 0x00:
-			r.u32()
-		case 0x01:
-			return fmt.Errorf("%w: table import %s.%s: a module must define its own tables", ErrImport, mod, name)
-		case 0x02:
-			r.limits()
-		case 0x03:
-			r.byte()
-			r.byte()
-		case 0x04:
-			r.byte()
-			r.u32()
-		default:
-			return nil // malformed: validate reports it
-		}
 	}
 	return nil
 }
