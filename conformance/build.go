@@ -141,6 +141,8 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		return engine.LoadMemoryTool{}, nil
 	case "preload_memory":
 		return engine.PreloadMemoryTool{}, nil
+	case "get_user_choice":
+		return engine.GetUserChoiceTool{}, nil
 	case "google_search":
 		return geminitool.GoogleSearch(), nil
 	case "url_context":

@@ -114,3 +114,40 @@ var (
 	_ tool.Tool = (*transferTool)(nil)
 	_ tool.Tool = (*setModelResponseTool)(nil)
 )
+
+// GetUserChoiceTool is google-adk's get_user_choice: a long-running tool
+// that offers options to the user. Its call answers nothing and skips
+// summarization, so the invocation waits for the user's choice, which the
+// client sends as the call's function response.
+type GetUserChoiceTool struct{}
+
+var _ tool.Tool = GetUserChoiceTool{}
+
+func (GetUserChoiceTool) Name() string { return "get_user_choice" }
+func (GetUserChoiceTool) Description() string {
+	return "Provides the options to the user and asks them to choose one.\n\nNOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status."
+}
+func (GetUserChoiceTool) IsLongRunning() bool { return true }
+
+// Declaration is what google-adk builds from get_user_choice(options:
+// list[str], tool_context).
+func (t GetUserChoiceTool) Declaration() *genai.FunctionDeclaration {
+	return &genai.FunctionDeclaration{
+		Name:        t.Name(),
+		Description: t.Description(),
+		ParametersJsonSchema: map[string]any{
+			"type":  "object",
+			"title": "get_user_choiceParams",
+			"properties": map[string]any{
+				"options": map[string]any{"type": "array", "title": "Options", "items": map[string]any{"type": "string"}},
+			},
+			"required": []any{"options"},
+		},
+	}
+}
+
+// Run skips summarization and answers nothing: the user answers.
+func (GetUserChoiceTool) Run(ctx callbacks.ToolContext, _ map[string]any) (any, error) {
+	ctx.Actions().SkipSummarization = true
+	return nil, nil
+}

@@ -735,6 +735,9 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
     if name == 'preload_memory':
       from google.adk.tools import preload_memory
       return preload_memory
+    if name == 'get_user_choice':
+      from google.adk.tools import get_user_choice
+      return get_user_choice
     if name in ('google_search', 'url_context', 'enterprise_web_search',
                 'google_maps_grounding'):
       import google.adk.tools as adk_tools

@@ -16,15 +16,18 @@ import (
 // google.adk.tools, and a dotted one by import, so both spellings are
 // accepted.
 var builtinTools = map[string]string{
-	"exit_loop":                                                "exit_loop",
-	"google.adk.tools.exit_loop":                               "exit_loop",
-	"google.adk.tools.exit_loop_tool.exit_loop":                "exit_loop",
-	"load_memory":                                              "load_memory",
-	"google.adk.tools.load_memory":                             "load_memory",
-	"google.adk.tools.load_memory_tool.load_memory_tool":       "load_memory",
-	"preload_memory":                                           "preload_memory",
-	"google.adk.tools.preload_memory":                          "preload_memory",
-	"google.adk.tools.preload_memory_tool.preload_memory_tool": "preload_memory",
+	"exit_loop":                                                  "exit_loop",
+	"google.adk.tools.exit_loop":                                 "exit_loop",
+	"google.adk.tools.exit_loop_tool.exit_loop":                  "exit_loop",
+	"load_memory":                                                "load_memory",
+	"google.adk.tools.load_memory":                               "load_memory",
+	"google.adk.tools.load_memory_tool.load_memory_tool":         "load_memory",
+	"preload_memory":                                             "preload_memory",
+	"google.adk.tools.preload_memory":                            "preload_memory",
+	"google.adk.tools.preload_memory_tool.preload_memory_tool":   "preload_memory",
+	"get_user_choice":                                            "get_user_choice",
+	"google.adk.tools.get_user_choice":                           "get_user_choice",
+	"google.adk.tools.get_user_choice_tool.get_user_choice_tool": "get_user_choice",
 	// Gemini-side tools: they add the model's built-in tool to the request.
 	"google_search":                                                      "google_search",
 	"google.adk.tools.google_search":                                     "google_search",
@@ -52,7 +55,7 @@ var builtins = map[string]tool.Tool{
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
