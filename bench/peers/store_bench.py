@@ -46,13 +46,27 @@ def make_event(i: int) -> Event:
                  content=types.Content(role=role, parts=[part]), actions=actions)
 
 
+ERRORS: dict[str, int] = {}
+
+
 async def appender(svc, sid: str, n: int, stop_at: float | None = None) -> int:
-    session = await svc.create_session(app_name=APP, user_id=USER, session_id=sid)
+    """Appends to a new session; a failed append (SQLite's "database is
+    locked" under concurrent writers) is counted and ends this writer, as
+    the session object is then stale."""
+    try:
+        session = await svc.create_session(app_name=APP, user_id=USER, session_id=sid)
+    except Exception as e:  # noqa: BLE001 - counted, reported
+        ERRORS[type(e).__name__] = ERRORS.get(type(e).__name__, 0) + 1
+        return 0
     done = 0
     for i in range(n):
         if stop_at is not None and time.perf_counter() >= stop_at:
             break
-        await svc.append_event(session, make_event(i))
+        try:
+            await svc.append_event(session, make_event(i))
+        except Exception as e:  # noqa: BLE001
+            ERRORS[type(e).__name__] = ERRORS.get(type(e).__name__, 0) + 1
+            break
         done += 1
     return done
 
@@ -77,6 +91,8 @@ async def bench(name: str, svc, seconds: float, writers: int) -> dict:
         s = await svc.get_session(app_name=APP, user_id=USER, session_id="long")
         assert len(s.events) == 1000, len(s.events)
     out["get1000_ms"] = (time.perf_counter() - t0) / reps * 1000
+    out["errors"] = dict(ERRORS)
+    ERRORS.clear()
     return out
 
 

@@ -49,6 +49,9 @@ type numbers struct {
 	Append    float64 `json:"append_per_s"`
 	AppendN   float64 `json:"append64_per_s"`
 	Get1000Ms float64 `json:"get1000_ms"`
+	// Errors counts failed appends by exception (google-adk's SQLite
+	// services: "database is locked" under concurrent writers).
+	Errors map[string]int `json:"errors,omitempty"`
 }
 
 func main() {
@@ -118,7 +121,7 @@ func run(seconds float64, writers int, python, script string) error {
 		if a == 0 || b == 0 {
 			return "n/a"
 		}
-		return fmt.Sprintf("%.2f", a/b)
+		return fmt.Sprintf("%.3g", a/b)
 	}
 	fmt.Printf("append_vs_adk_sqlite=%s append64_vs_adk_sqlite=%s append_vs_adkgo=%s get1000_vs_adk_sqlite=%s\n",
 		ratio(host.Append, best.Append), ratio(host.AppendN, best.AppendN), ratio(host.Append, adkgo.Append), ratio(host.Get1000Ms, best.Get1000Ms))
@@ -126,7 +129,7 @@ func run(seconds float64, writers int, python, script string) error {
 }
 
 func printNumbers(n numbers) {
-	fmt.Printf("service=%s append_per_s=%.0f append%s_per_s=%.0f get1000_ms=%.2f\n", n.Service, n.Append, "N", n.AppendN, n.Get1000Ms)
+	fmt.Printf("service=%s append_per_s=%.0f append%s_per_s=%.0f get1000_ms=%.2f errors=%v\n", n.Service, n.Append, "N", n.AppendN, n.Get1000Ms, n.Errors)
 }
 
 func runPython(python, script string, seconds float64, writers int) ([]numbers, error) {
