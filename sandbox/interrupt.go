@@ -829,13 +829,8 @@ var errInvalid = errors.New("invalid module")
 // compilation cache should not pay again. Only validated modules are ever
 // rewritten and cached, so a cached rewrite needs no new validation.
 func (r *Runtime) instrumented(ctx context.Context, digest string, wasm []byte) ([]byte, error) {
-	var dir, path string
-	if r.cacheDir != "" {
-		dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v5")
-		path = filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
-		if b, err := os.ReadFile(path); err == nil {
-			return b, nil
-		}
+	if b, ok := r.cachedInstrumented(digest); ok {
+		return b, nil
 	}
 	if err := r.validator.validate(ctx, wasm); err != nil {
 		return nil, fmt.Errorf("%w: %w", errInvalid, err)
@@ -844,11 +839,32 @@ func (r *Runtime) instrumented(ctx context.Context, digest string, wasm []byte) 
 	if err != nil {
 		return nil, err
 	}
-	if path != "" {
+	if dir, path := r.instrumentedPath(digest); path != "" {
 		// A failure to write only costs the next process the rewrite.
 		writeCacheFile(dir, path, b)
 	}
 	return b, nil
+}
+
+// instrumentedPath is where the rewrite of a module is cached; "" without
+// a CacheDir.
+func (r *Runtime) instrumentedPath(digest string) (dir, path string) {
+	if r.cacheDir == "" {
+		return "", ""
+	}
+	dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v6")
+	return dir, filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
+}
+
+// cachedInstrumented returns the cached rewrite of a module, written only
+// after the module passed checkShape and validation.
+func (r *Runtime) cachedInstrumented(digest string) ([]byte, bool) {
+	if _, path := r.instrumentedPath(digest); path != "" {
+		if b, err := os.ReadFile(path); err == nil {
+			return b, true
+		}
+	}
+	return nil, false
 }
 
 // interrupter stops one instrumented instance: fire sets its interrupt

@@ -119,9 +119,16 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 	fail := func(kind error, format string, args ...any) error {
 		return fmt.Errorf("sandbox: module %s: %w: %s", shortDigest(digest), kind, fmt.Sprintf(format, args...))
 	}
-	code, err := checkShape(wasm, r.complexity)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: module %s: %w", shortDigest(digest), err)
+	// A module rewritten before (the disk cache, by digest) passed every
+	// check then: a process restarting with a warm cache pays none of them.
+	rt, code, interruptible := r.rt, wasm, false
+	if b, ok := r.cachedInstrumented(digest); ok {
+		code, interruptible = b, true
+	} else {
+		var err error
+		if code, err = checkShape(wasm, r.complexity); err != nil {
+			return nil, fmt.Errorf("sandbox: module %s: %w", shortDigest(digest), err)
+		}
 	}
 	// Compiles run one at a time per half of the CPUs: a burst of uploads
 	// queues instead of taking every core from the calls being served.
@@ -131,8 +138,7 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	rt, interruptible := r.rt, false
-	if !importsExtism(code) {
+	if !interruptible && !importsExtism(code) {
 		b, err := r.instrumented(ctx, digest, code)
 		switch {
 		case err == nil:
