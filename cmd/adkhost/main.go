@@ -43,7 +43,7 @@ func newRoot(out io.Writer) *cobra.Command {
 	root.Version = versionString()
 	root.SetVersionTemplate("adkhost {{.Version}}\n")
 	module := &cobra.Command{Use: "module", Short: "Work with Wasm modules"}
-	module.AddCommand(newInspect(), newModuleUpload(), newModuleList(), newModuleDelete())
+	module.AddCommand(newInspect(), newModuleBuild(), newModuleUpload(), newModuleList(), newModuleDelete())
 	app := &cobra.Command{Use: "app", Short: "Manage the apps of a running server"}
 	app.AddCommand(newAppRegister(), newAppList(), newAppDelete())
 	root.AddCommand(module, app, newServe(), newRun(), &cobra.Command{

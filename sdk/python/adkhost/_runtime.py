@@ -66,6 +66,10 @@ def load(main):
             importlib.import_module(name)
         except ImportError:
             pass
+    import os
+    for cap in filter(None, os.environ.get("ADKHOST_PY_CAPABILITIES", "").split(",")):
+        from . import capabilities
+        capabilities(cap.strip())
     mod = importlib.import_module(main)
     for name, value in vars(mod).items():
         if isinstance(value, BasePlugin) and value not in _registry.plugins:
@@ -100,7 +104,8 @@ def load(main):
                 raise ValueError(f"{hook} is implemented twice (a callback and a plugin, or two plugins): "
                                  "a module has one implementation per hook")
             hooks.append(hook)
-    name = _registry.module_name or re.sub(r"[^A-Za-z0-9_.-]", "_", main.rsplit(".", 1)[-1])
+    name = (_registry.module_name or os.environ.get("ADKHOST_PY_NAME")
+            or re.sub(r"[^A-Za-z0-9_.-]", "_", main.rsplit(".", 1)[-1]))
     desc = {"abiVersion": 1, "name": name, "tools": tools, "hooks": hooks,
             "capabilities": list(_registry.capabilities)}
     if _registry.module_version:
@@ -111,10 +116,25 @@ def load(main):
     gc.freeze()
 
 
+_seeded = False
+
+
+def _reseed():
+    """The snapshot holds the random module's state from build time: every
+    instance would draw the same numbers. Reseed from WASI's random_get
+    (real randomness under the `random` grant, deterministic without)."""
+    global _seeded
+    _seeded = True
+    import random
+    random.seed()
+
+
 def dispatch(hook, data):
     try:
         if hook == "describe":
             return _describe
+        if not _seeded:
+            _reseed()
         handlers = _handlers.get(hook)
         if not handlers:
             return _out(error=f"this module does not implement {hook}")
