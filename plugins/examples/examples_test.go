@@ -81,6 +81,9 @@ var toolchains = map[string][]string{
 	"pii-redactor":   {"rustc"},
 	"weather":        {"go"},
 	"extism-greeter": {"go"},
+	"weather-py":     {"go", "python3", "npm"},
+	"guardrail-py":   {"go", "python3", "npm"},
+	"audit-py":       {"go", "python3", "npm"},
 }
 
 // probes tell a missing part of a toolchain (a library, a target) from a
@@ -88,6 +91,9 @@ var toolchains = map[string][]string{
 var probes = map[string]func() ([]byte, error){
 	"guardrail-c":  probeC,
 	"pii-redactor": probeRust,
+	"weather-py":   probePython,
+	"guardrail-py": probePython,
+	"audit-py":     probePython,
 }
 
 // example builds one example with make and loads it for the test's own

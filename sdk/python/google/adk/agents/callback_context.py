@@ -1,0 +1,1 @@
+from adkhost import CallbackContext  # noqa: F401

@@ -1,0 +1,1 @@
+from adkhost import Context  # noqa: F401

@@ -1,0 +1,1 @@
+from adkhost import InvocationContext  # noqa: F401

@@ -1,0 +1,1 @@
+from adkhost import ReadonlyContext  # noqa: F401

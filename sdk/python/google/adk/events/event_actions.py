@@ -1,0 +1,1 @@
+from adkhost import EventActions  # noqa: F401

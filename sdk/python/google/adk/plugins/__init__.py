@@ -1,0 +1,1 @@
+from adkhost import BasePlugin  # noqa: F401

@@ -1,0 +1,1 @@
+from adkhost import BaseTool  # noqa: F401

@@ -1,0 +1,1 @@
+from .function_tool import LongRunningFunctionTool  # noqa: F401

@@ -1,0 +1,1 @@
+from adkhost import ToolContext  # noqa: F401
