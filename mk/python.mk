@@ -65,3 +65,11 @@ $(PYRT)/runtime.wasm: $(PYRT_SRC)/main.c sdk/c/adkhost.c sdk/c/adkhost.h $(PYRT)
 
 python-runtime-clean:
 	rm -rf $(PYRT)
+
+# google-adk 2.13 in conformance/.venv (conformance/python/requirements.txt),
+# for sdk/python's declaration test; kept when it already imports.
+.PHONY: python-venv
+python-venv:
+	@$(CONFORMANCE_VENV)/bin/python -c 'import google.adk' 2>/dev/null || { \
+	  python3 -m venv $(CONFORMANCE_VENV) && \
+	  $(CONFORMANCE_VENV)/bin/pip install -q -r conformance/python/requirements.txt; }

@@ -10,12 +10,14 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
+# google-adk first: once imported, the shim's google package (a regular
+# package, which would win over the namespace package) is not looked at.
+from google.adk.tools import ToolContext as AdkToolContext  # noqa: E402
 from google.adk.tools.function_tool import FunctionTool  # noqa: E402
 
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
 import adkhost  # noqa: E402
-from google.adk.tools import ToolContext as AdkToolContext  # noqa: E402
 
 # The file's `from adkhost import ToolContext` gets google-adk's own, so that
 # google-adk recognises the context parameter by its annotation.
