@@ -2,9 +2,12 @@
 # over the same SDK code run natively, a cold start with the disk
 # compilation cache, the memory of an idle C instance, and an engine turn
 # with the guest's tool over the same turn with a Go tool. The last line is
-# `wasm_call_overhead_us=… cold_start_ms=… instance_kib_c=… turn_ratio_wasm_vs_native=…`.
+# `wasm_call_overhead_us=… cold_start_ms=… instance_kib_c=… turn_ratio_wasm_vs_native=…`;
+# before it, the Python row (TestPythonBench, sdk/python: size, first
+# compile, load from cache, warm call p50/p99, heap per idle instance, turn
+# ratio vs a Go tool), which needs make python-runtime.
 .PHONY: bench-wasm
-bench-wasm:
+bench-wasm: python-runtime
 	@out=$$(mktemp); \
-	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^TestWasmBench$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
+	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^(TestWasmBench|TestPythonBench)$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
 	  grep -v '^wasm_call_overhead_us=' $$out; grep '^wasm_call_overhead_us=' $$out; rm -f $$out; exit $$rc

@@ -52,8 +52,8 @@ def _check(function, st):
 
 
 def dumps(value):
-    from ._obj import to_json
-    return json.dumps(to_json(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    from ._obj import json_default
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=json_default).encode("utf-8")
 
 
 def state_get(key):

@@ -14,7 +14,7 @@ import typing
 
 from . import _host, _registry, _schema
 from ._context import BaseTool, Context, InvocationContext
-from ._obj import Obj, to_json, wrap
+from ._obj import Obj, json_default, wrap
 from ._plugin import METHODS, BasePlugin
 
 _describe = b""
@@ -35,7 +35,7 @@ PRELOAD = ("json", "re", "math", "random", "datetime", "time", "enum", "typing",
 
 def _out(**fields):
     fields["abiVersion"] = 1
-    return json.dumps(to_json(fields), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False, default=json_default).encode("utf-8")
 
 
 def _error_text(e):
@@ -87,7 +87,7 @@ def load(main):
         if t.long_running:
             decl["longRunning"] = True
         tools.append(decl)
-        _tools[t.name] = t
+        _tools[t.name] = _Prepared(t)
     hooks = []
     if tools:
         hooks.append("tool_call")
@@ -149,44 +149,51 @@ def dispatch(hook, data):
 # ---- tools
 
 
-def _coerce(args, func):
-    """google-adk validates arguments against the type hints (pydantic's
-    TypeAdapter); here: enums from their values, ints as floats."""
-    try:
-        hints = typing.get_type_hints(func)
-    except Exception:
-        return args
-    out = dict(args)
-    for k, v in args.items():
-        tp = hints.get(k)
-        if inspect.isclass(tp) and issubclass(tp, enum.Enum) and not isinstance(v, tp):
-            out[k] = tp(v)
-        elif tp is float and isinstance(v, int) and not isinstance(v, bool):
-            out[k] = float(v)
-    return out
+class _Prepared:
+    """What a call needs of a tool's signature, worked out once at build
+    time (signature and type-hint introspection cost more than the call)."""
+
+    def __init__(self, t):
+        self.tool = t
+        sig = inspect.signature(t.func)
+        self.params = sig.parameters
+        self.ctx_name = _schema.context_param(t.func)
+        self.required = [n for n, p in self.params.items()
+                         if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                         and n != self.ctx_name and n != "input_stream"]
+        try:
+            hints = typing.get_type_hints(t.func)
+        except Exception:
+            hints = {}
+        # google-adk validates arguments against the type hints (pydantic's
+        # TypeAdapter); here: enums from their values, ints as floats.
+        self.enums = {k: tp for k, tp in hints.items() if inspect.isclass(tp) and issubclass(tp, enum.Enum)}
+        self.floats = {k for k, tp in hints.items() if tp is float}
 
 
 def _tool_call(msg):
-    t = _tools.get(msg.get("tool"))
-    if t is None:
+    prep = _tools.get(msg.get("tool"))
+    if prep is None:
         return {"error": f"no tool {msg.get('tool')!r} in this module"}
+    t = prep.tool
     args = msg.get("args") or {}
-    ctx = Context(msg.get("context"), msg.get("confirmation"))
-    sig = inspect.signature(t.func)
-    ctx_name = _schema.context_param(t.func)
-    params = sig.parameters
+    params = prep.params
     call = {k: v for k, v in args.items() if k in params}
-    if ctx_name in params:
-        call[ctx_name] = ctx
-    missing = [n for n, p in params.items()
-               if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               and n not in call and n != "input_stream"]
+    missing = [n for n in prep.required if n not in call]
     if missing:
         return {"result": {"error": (
             f"Invoking `{t.name}()` failed as the following mandatory input parameters are not present:\n"
             + "\n".join(missing)
             + "\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.")}}
-    call = _coerce(call, t.func)
+    if prep.ctx_name in params:
+        call[prep.ctx_name] = Context(msg.get("context"), msg.get("confirmation"))
+    for k, tp in prep.enums.items():
+        if k in call and not isinstance(call[k], tp):
+            call[k] = tp(call[k])
+    for k in prep.floats:
+        v = call.get(k)
+        if isinstance(v, int) and not isinstance(v, bool):
+            call[k] = float(v)
     return {"result": _await(t.func(**call))}
 
 
