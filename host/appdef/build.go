@@ -159,6 +159,10 @@ func (l *loader) tools(a *agentSpec, models map[string]model.Model, mods appModu
 			add(t, r.at)
 			continue
 		}
+		if r.configured != nil {
+			add(r.configured, r.at)
+			continue
+		}
 		if at := r.agentTool; at != nil {
 			if child := l.build(at.agent, models, mods); child != nil {
 				add(&engine.AgentTool{Agent: child, SkipSummarization: at.skipSummarization, ExcludePlugins: at.excludePlugins}, r.at)

@@ -171,3 +171,37 @@ tools:
 		t.Errorf("agent both tool and sub-agent: %v", err)
 	}
 }
+
+// TestVertexAiSearchToolConfig: google-adk's VertexAiSearchTool config
+// shape loads and puts the retrieval tool in the request; without a data
+// store or engine it is refused with google-adk's message.
+func TestVertexAiSearchToolConfig(t *testing.T) {
+	fs := map[string][]byte{"root_agent.yaml": []byte(`name: a
+model: scripted
+instruction: Search.
+tools:
+  - name: VertexAiSearchTool
+    args: {data_store_id: projects/p/locations/global/collections/default_collection/dataStores/ds, max_results: 3}
+`), "scripted_model.yaml": []byte("rules:\n  - respond: {text: ok}\n")}
+	app := load(t, "app", fs, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+	// The scripted model is not Gemini: the tool is in place, and refuses
+	// it as google-adk does.
+	r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: app.Root, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	for _, err := range r.Run(context.Background(), "u", "s", genai.NewContentFromText("x", genai.RoleUser), engine.RunConfig{}) {
+		if err != nil {
+			runErr = err
+		}
+	}
+	if runErr == nil || !strings.Contains(runErr.Error(), "Vertex AI search tool is not supported for model scripted") {
+		t.Errorf("run error = %v", runErr)
+	}
+	fs["root_agent.yaml"] = []byte("name: a\nmodel: scripted\ninstruction: x\ntools:\n  - name: VertexAiSearchTool\n    args: {filter: x}\n")
+	_, err = appdef.Load(context.Background(), appdef.Source{Name: "app", Files: fs}, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+	if err == nil || !strings.Contains(err.Error(), "root_agent.yaml:6:11: tools[0].args: VertexAiSearchTool: Either data_store_id or search_engine_id must be specified.") {
+		t.Errorf("err = %v", err)
+	}
+}

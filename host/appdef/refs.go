@@ -55,7 +55,7 @@ var builtins = map[string]tool.Tool{
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
@@ -200,6 +200,54 @@ func (l *loader) parseAgentTool(t *toolRef, args *entry) bool {
 	return true
 }
 
+// vertexSearchNames are the spellings of google-adk's VertexAiSearchTool.
+var vertexSearchNames = map[string]bool{
+	"VertexAiSearchTool": true, "google.adk.tools.VertexAiSearchTool": true,
+	"google.adk.tools.vertex_ai_search_tool.VertexAiSearchTool": true,
+}
+
+// parseVertexSearch reads {name: VertexAiSearchTool, args: {data_store_id
+// | search_engine_id, filter, max_results}}.
+func (l *loader) parseVertexSearch(t *toolRef, args *entry) bool {
+	var cfg geminitool.VertexAISearchConfig
+	if args != nil && !args.val.isNull() {
+		entries, ok := args.val.mapping()
+		if !ok {
+			l.add(args.val.errf("want {data_store_id: <id>} or {search_engine_id: <id>}, got %s", args.val.kind()))
+			return false
+		}
+		for _, e := range entries {
+			switch e.key {
+			case "data_store_id":
+				cfg.DataStoreID, _ = l.str(e.val)
+			case "search_engine_id":
+				cfg.SearchEngineID, _ = l.str(e.val)
+			case "filter":
+				cfg.Filter, _ = l.str(e.val)
+			case "max_results":
+				n, ok := e.val.integer()
+				if !ok || n <= 0 {
+					l.add(e.val.errf("want a positive integer"))
+				}
+				cfg.MaxResults = int(n)
+			default:
+				l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"data_store_id", "search_engine_id", "filter", "max_results"})))
+			}
+		}
+	}
+	vt, err := geminitool.VertexAISearch(cfg)
+	if err != nil {
+		at := t.at
+		if args != nil {
+			at = args.val
+		}
+		l.add(at.errf("VertexAiSearchTool: %v", err))
+		return false
+	}
+	t.configured = vt
+	return true
+}
+
 // parseBuiltinTool resolves a google-adk tool name.
 func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	s, ok := l.str(name.val)
@@ -208,6 +256,9 @@ func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	}
 	if agentToolNames[s] {
 		return l.parseAgentTool(t, args)
+	}
+	if vertexSearchNames[s] {
+		return l.parseVertexSearch(t, args)
 	}
 	canon, known := builtinTools[s]
 	switch {

@@ -1,6 +1,7 @@
 package appdef
 
 import (
+	"github.com/adkhost/adkhost/engine/tool"
 	"slices"
 	"strings"
 	"unicode"
@@ -101,9 +102,11 @@ type toolRef struct {
 	// agentTool is google-adk's AgentTool: an agent (from its own config
 	// file) called as a tool.
 	agentTool *agentToolRef
-	module    moduleUse
-	tool      string
-	toolAt    val
+	// configured is a built-in made from its args (VertexAiSearchTool).
+	configured tool.Tool
+	module     moduleUse
+	tool       string
+	toolAt     val
 }
 
 // agentToolRef is an AgentTool entry: {name: AgentTool, args: {agent:

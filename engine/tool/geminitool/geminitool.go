@@ -128,3 +128,27 @@ func ModelName(s string) string {
 func IsGeminiModel(s string) bool {
 	return s != "" && strings.HasPrefix(ModelName(s), "gemini-")
 }
+
+// VertexAISearchConfig is the configuration of google-adk's
+// VertexAiSearchTool: exactly one of DataStoreID and SearchEngineID.
+type VertexAISearchConfig struct {
+	DataStoreID, SearchEngineID, Filter string
+	MaxResults                          int
+}
+
+// VertexAISearch is google-adk's VertexAiSearchTool: Vertex AI Search as
+// the model's retrieval tool. It fails as google-adk's constructor does
+// unless exactly one of the data store and the search engine is given.
+func VertexAISearch(cfg VertexAISearchConfig) (*Tool, error) {
+	if (cfg.DataStoreID == "") == (cfg.SearchEngineID == "") {
+		return nil, &UnsupportedModelError{Msg: "Either data_store_id or search_engine_id must be specified."}
+	}
+	return &Tool{name: "vertex_ai_search", label: "Vertex AI search", env: os.LookupEnv, tool: func() *genai.Tool {
+		s := &genai.VertexAISearch{Datastore: cfg.DataStoreID, Engine: cfg.SearchEngineID, Filter: cfg.Filter}
+		if cfg.MaxResults > 0 {
+			n := int32(cfg.MaxResults)
+			s.MaxResults = &n
+		}
+		return &genai.Tool{Retrieval: &genai.Retrieval{VertexAISearch: s}}
+	}}, nil
+}

@@ -1,6 +1,7 @@
 package geminitool
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -39,5 +40,30 @@ func TestProcessRequest(t *testing.T) {
 	off.env = func(string) (string, bool) { return "true", true }
 	if err := off.ProcessRequest(nil, &model.Request{Model: "gpt-4o"}); err != nil {
 		t.Errorf("with ADK_DISABLE_GEMINI_MODEL_ID_CHECK: %v", err)
+	}
+}
+
+// TestVertexAISearch: the request's tool as google-adk 2.13 builds it
+// ({"retrieval":{"vertexAiSearch":{"datastore":...,"filter":"a=1","maxResults":5}}}),
+// and its constructor's and model check's errors.
+func TestVertexAISearch(t *testing.T) {
+	ds := "projects/p/locations/global/collections/default_collection/dataStores/ds"
+	tl, err := VertexAISearch(VertexAISearchConfig{DataStoreID: ds, Filter: "a=1", MaxResults: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Model: "gemini-2.5-flash"}
+	if err := tl.ProcessRequest(nil, req); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(req.Config.Tools[0])
+	if want := `{"retrieval":{"vertexAiSearch":{"datastore":"` + ds + `","filter":"a=1","maxResults":5}}}`; string(b) != want {
+		t.Errorf("tool %s\nwant %s", b, want)
+	}
+	if _, err := VertexAISearch(VertexAISearchConfig{}); err == nil || err.Error() != "Either data_store_id or search_engine_id must be specified." {
+		t.Errorf("no data store: %v", err)
+	}
+	if err := tl.ProcessRequest(nil, &model.Request{Model: "gpt-4"}); err == nil || err.Error() != "Vertex AI search tool is not supported for model gpt-4" {
+		t.Errorf("gpt-4: %v", err)
 	}
 }
