@@ -143,6 +143,8 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		return engine.PreloadMemoryTool{}, nil
 	case "get_user_choice":
 		return engine.GetUserChoiceTool{}, nil
+	case "transfer_to_agent":
+		return engine.TransferToAgentFunctionTool{}, nil
 	case "google_search":
 		return geminitool.GoogleSearch(), nil
 	case "url_context":

@@ -878,7 +878,7 @@ func decodeTool(n *node, where string, names map[string]bool) *ToolSpec {
 		checkKeys(n, where, "builtin")
 		b := asString(n.get("builtin"), where+".builtin")
 		switch b {
-		case "exit_loop", "load_memory", "preload_memory", "get_user_choice", "google_search", "url_context", "enterprise_web_search", "google_maps_grounding":
+		case "exit_loop", "load_memory", "preload_memory", "get_user_choice", "transfer_to_agent", "google_search", "url_context", "enterprise_web_search", "google_maps_grounding":
 		default:
 			failf(n.get("builtin"), "unknown builtin tool %q", b)
 		}

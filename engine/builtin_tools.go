@@ -151,3 +151,47 @@ func (GetUserChoiceTool) Run(ctx callbacks.ToolContext, _ map[string]any) (any, 
 	ctx.Actions().SkipSummarization = true
 	return nil, nil
 }
+
+// TransferToAgentFunctionTool is google-adk's transfer_to_agent function
+// listed as a tool (google.adk.tools.transfer_to_agent): unlike the
+// transfer tool an agent with sub-agents gets by itself, its agent_name is
+// free text and it takes a transfer_reason. google-adk declares both when
+// an agent lists it; a call transfers the same way.
+type TransferToAgentFunctionTool struct{}
+
+var _ tool.Tool = TransferToAgentFunctionTool{}
+
+func (TransferToAgentFunctionTool) Name() string { return transferToAgentName }
+func (TransferToAgentFunctionTool) Description() string {
+	return "Transfer the query to another agent.\n\nUse this tool to hand off control to another agent that is more suitable to\nanswer the user's query according to the agent's description.\n\nArgs:\n  agent_name: the agent name to transfer to.\n  transfer_reason: the reason for transferring to the target agent."
+}
+func (TransferToAgentFunctionTool) IsLongRunning() bool { return false }
+
+func (t TransferToAgentFunctionTool) Declaration() *genai.FunctionDeclaration {
+	return &genai.FunctionDeclaration{
+		Name:        transferToAgentName,
+		Description: t.Description(),
+		ParametersJsonSchema: map[string]any{
+			"type":  "object",
+			"title": "transfer_to_agentParams",
+			"properties": map[string]any{
+				"agent_name":      map[string]any{"title": "Agent Name", "type": "string"},
+				"transfer_reason": map[string]any{"title": "Transfer Reason", "type": "string", "default": ""},
+			},
+			"required": []any{"agent_name"},
+		},
+	}
+}
+
+// Run records the transfer (and its reason) for the flow to carry out.
+func (TransferToAgentFunctionTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+	name, _ := args["agent_name"].(string)
+	if name == "" {
+		return nil, fmt.Errorf("transfer_to_agent: agent_name must be a non-empty string, got %v", args["agent_name"])
+	}
+	ctx.Actions().TransferToAgent = name
+	if reason, _ := args["transfer_reason"].(string); reason != "" {
+		ctx.Actions().TransferReason = reason
+	}
+	return nil, nil
+}

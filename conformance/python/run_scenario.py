@@ -735,6 +735,9 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
     if name == 'preload_memory':
       from google.adk.tools import preload_memory
       return preload_memory
+    if name == 'transfer_to_agent':
+      from google.adk.tools import transfer_to_agent
+      return transfer_to_agent
     if name == 'get_user_choice':
       from google.adk.tools import get_user_choice
       return get_user_choice

@@ -28,6 +28,9 @@ var builtinTools = map[string]string{
 	"get_user_choice":                                            "get_user_choice",
 	"google.adk.tools.get_user_choice":                           "get_user_choice",
 	"google.adk.tools.get_user_choice_tool.get_user_choice_tool": "get_user_choice",
+	"transfer_to_agent":                                          "transfer_to_agent",
+	"google.adk.tools.transfer_to_agent":                         "transfer_to_agent",
+	"google.adk.tools.transfer_to_agent_tool.transfer_to_agent":  "transfer_to_agent",
 	// Gemini-side tools: they add the model's built-in tool to the request.
 	"google_search":                                                      "google_search",
 	"google.adk.tools.google_search":                                     "google_search",
@@ -55,7 +58,7 @@ var builtins = map[string]tool.Tool{
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, transfer_to_agent, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
