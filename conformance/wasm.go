@@ -26,6 +26,7 @@ import (
 	"github.com/adkhost/adkhost/host"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
+	"github.com/adkhost/adkhost/modbuild"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -49,8 +50,25 @@ type Wasm struct {
 // NewWasm builds the guest (GOOS=wasip1, cached under os.TempDir() by a
 // hash of its sources, the SDK's and the ABI's) and makes a sandbox
 // runtime whose compilation cache also lives under os.TempDir().
-func NewWasm(ctx context.Context) (*Wasm, error) {
-	wasm, err := BuildGuest()
+func NewWasm(ctx context.Context) (*Wasm, error) { return NewWasmGuest(ctx, "go") }
+
+// Guests are the languages of the generic guest: "go" (wasmguest/) and
+// "python" (pyguest/guest.py, built with modbuild over the Python runtime
+// of make python-runtime).
+var Guests = []string{"go", "python"}
+
+// NewWasmGuest is NewWasm with the guest written in the given language.
+func NewWasmGuest(ctx context.Context, guest string) (*Wasm, error) {
+	var wasm []byte
+	var err error
+	switch guest {
+	case "go":
+		wasm, err = BuildGuest()
+	case "python":
+		wasm, err = BuildPythonGuest(ctx)
+	default:
+		return nil, fmt.Errorf("unknown guest %q: one of %s", guest, strings.Join(Guests, ", "))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +97,25 @@ func BuildGuest() ([]byte, error) {
 		Dir: root, Package: "./conformance/wasmguest",
 		Sources: guestSources, Cache: "adkhost-conformance-guest",
 	})
+}
+
+// BuildPythonGuest builds pyguest/guest.py into a module.
+func BuildPythonGuest(ctx context.Context) ([]byte, error) {
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		return nil, fmt.Errorf("building the Python guest: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "adkhost-conformance-pyguest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "guest.wasm")
+	var log bytes.Buffer
+	if err := modbuild.Build(ctx, modbuild.Options{Source: filepath.Join(root, "conformance", "pyguest", "guest.py"), Output: out, Stderr: &log}); err != nil {
+		return nil, fmt.Errorf("building the Python guest: %w", err)
+	}
+	return os.ReadFile(out)
 }
 
 // wasmRun is Wasm mode for one scenario run: the modules it loaded (closed

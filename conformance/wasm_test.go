@@ -2,20 +2,41 @@ package conformance
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adkhost/adkhost/modbuild"
 )
 
 // TestScenariosWasm runs every scenario with its tools, callbacks and
 // plugins in the conformance Wasm guest and compares the trace with the
 // same golden as TestConformance, under the same KNOWN_DIFFS.md rules.
-func TestScenariosWasm(t *testing.T) {
+func TestScenariosWasm(t *testing.T) { scenariosWasm(t, "go") }
+
+// TestScenariosWasmPython: the same with the generic guest in Python
+// (pyguest/guest.py), which needs the Python runtime (make python-runtime;
+// a failure under CI=true, where .ci/run builds it).
+func TestScenariosWasmPython(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a Wasm guest")
+	}
+	if _, err := modbuild.FindPythonRuntime(""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v", err)
+		}
+		t.Skipf("%v (skipping; CI=true makes this a failure)", err)
+	}
+	scenariosWasm(t, "python")
+}
+
+func scenariosWasm(t *testing.T, guest string) {
 	if testing.Short() {
 		t.Skip("builds and runs a Wasm guest")
 	}
 	ctx := context.Background()
-	w, err := NewWasm(ctx)
+	w, err := NewWasmGuest(ctx, guest)
 	if err != nil {
 		t.Fatal(err)
 	}

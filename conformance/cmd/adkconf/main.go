@@ -44,6 +44,7 @@ func run() int {
 	verbose := flag.Bool("v", false, "also list passing scenarios")
 	failExit := flag.Bool("fail", false, "exit with status 1 when a scenario fails (by default only setup errors do, so that under go run the summary stays the last line)")
 	wasmMode := flag.Bool("wasm", false, "run tools, callbacks and plugins as Wasm modules (the conformance guest, built with GOOS=wasip1 and cached under $TMPDIR)")
+	guest := flag.String("guest", "go", "with -wasm: the language of the conformance guest, go (conformance/wasmguest) or python (conformance/pyguest/guest.py; needs make python-runtime)")
 	flag.Parse()
 
 	var re *regexp.Regexp
@@ -60,7 +61,7 @@ func run() int {
 	}
 	if *wasmMode {
 		ctx := context.Background()
-		w, err := conformance.NewWasm(ctx)
+		w, err := conformance.NewWasmGuest(ctx, *guest)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "adkconf: -wasm:", err)
 			fmt.Println("conformance: 0 passed, 0 failed")
