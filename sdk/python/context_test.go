@@ -56,7 +56,8 @@ func TestContextOverHostFunctions(t *testing.T) {
 		testkit.Calls(testkit.Call("c1", "context_tour", map[string]any{"note": "tea at five"})), testkit.Reply("ok"),
 		testkit.Calls(testkit.Call("c2", "finish", map[string]any{})),
 		testkit.Calls(testkit.Call("c3", "needs_ok", map[string]any{"amount": 5})), testkit.Reply("asked"),
-		testkit.Calls(testkit.Call("c4", "fails", map[string]any{"x": 0})))
+		testkit.Calls(testkit.Call("c4", "fails", map[string]any{"x": 0})),
+		testkit.Calls(testkit.Call("c5", "lazy_imports", map[string]any{"when": "2026-11-24"})), testkit.Reply("ok"))
 
 	evs := w.MustTurn("tour")
 	if len(evs) != 3 {
@@ -98,5 +99,13 @@ func TestContextOverHostFunctions(t *testing.T) {
 	_, err = w.Turn("fail")
 	if err == nil || !strings.Contains(err.Error(), "ZeroDivisionError: integer division or modulo by zero") {
 		t.Errorf("fails: run error %v, want the ZeroDivisionError", err)
+	}
+
+	// Imports at run time: preloaded modules only (sdk/python/README.md,
+	// known limits); nothing is read from a filesystem.
+	evs = w.MustTurn("lazy")
+	got, _ = json.Marshal(evs[1].FunctionResponses()[0].Response)
+	if want := `{"parsed":"24/11/2026","uuid_len":36,"wave":"ModuleNotFoundError"}`; string(got) != want {
+		t.Errorf("lazy_imports:\n got %s\nwant %s", got, want)
 	}
 }

@@ -52,3 +52,20 @@ def needs_ok(amount: int, tool_context: ToolContext) -> dict:
 def fails(x: int) -> int:
     """Raises."""
     return 10 // x
+
+
+@tool
+def lazy_imports(when: str) -> dict:
+    """Imports inside the function, at run time: preloaded modules work
+    (datetime.strptime itself imports _strptime lazily); others cannot be
+    read from a filesystem."""
+    import datetime
+    import uuid
+    out = {"parsed": datetime.datetime.strptime(when, "%Y-%m-%d").strftime("%d/%m/%Y"),
+           "uuid_len": len(str(uuid.uuid4()))}
+    try:
+        import wave  # noqa: F401  (in the standard library, not preloaded)
+        out["wave"] = "imported"
+    except ImportError as e:
+        out["wave"] = type(e).__name__
+    return out
