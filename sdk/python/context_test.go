@@ -109,3 +109,44 @@ func TestContextOverHostFunctions(t *testing.T) {
 		t.Errorf("lazy_imports:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestFolderWithDependencies: a folder builds with --main, its sibling
+// modules and a --path dependency imported at build time and called at run
+// time; without --main the folder's two files are ambiguous.
+func TestFolderWithDependencies(t *testing.T) {
+	if _, err := modbuild.FindPythonRuntime(""); err != nil {
+		missing(t, "%v", err)
+	}
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "m.wasm")
+	if err := modbuild.Build(ctx, modbuild.Options{Source: "tests/folder", Output: out}); err == nil || !strings.Contains(err.Error(), "--main") {
+		t.Errorf("folder of two files without --main: %v", err)
+	}
+	var log bytes.Buffer
+	if err := modbuild.Build(ctx, modbuild.Options{Source: "tests/folder", Main: "main", Paths: []string{"tests/site"}, Output: out, Stderr: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := sandbox.New(ctx, sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	m, err := host.Load(ctx, rt, wasm, host.ModuleConfig{Owner: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	if d := m.Describe(); d.Name != "folder" || len(d.Tools) != 1 || d.Tools[0].Name != "hi" {
+		t.Fatalf("describe: %+v", d)
+	}
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		testkit.Calls(testkit.Call("c1", "hi", map[string]any{"name": "ada"})), testkit.Reply("ok"))
+	evs := w.MustTurn("hi")
+	if got, _ := json.Marshal(evs[1].FunctionResponses()[0].Response); string(got) != `{"result":"HELLO ADA!"}` {
+		t.Errorf("hi: %s", got)
+	}
+}

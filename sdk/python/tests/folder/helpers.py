@@ -1,0 +1,1 @@
+def greet(name): return "hello " + name

@@ -1,0 +1,1 @@
+def shout(s): return s.upper() + "!"
