@@ -73,3 +73,9 @@ python-venv:
 	@$(CONFORMANCE_VENV)/bin/python -c 'import google.adk' 2>/dev/null || { \
 	  python3 -m venv $(CONFORMANCE_VENV) && \
 	  $(CONFORMANCE_VENV)/bin/pip install -q -r conformance/python/requirements.txt; }
+
+# The conformance scenarios with the generic guest in Python
+# (conformance/pyguest/guest.py); last line `conformance: N passed, M failed`.
+.PHONY: conformance-wasm-python
+conformance-wasm-python: python-runtime
+	$(GO) run ./conformance/cmd/adkconf -wasm -guest python
