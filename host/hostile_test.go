@@ -236,6 +236,14 @@ func TestHostileModules(t *testing.T) {
 			discarded: 1,
 		},
 		{
+			// Each write is within MaxOutputBytes, but a call's writes
+			// together are bounded by MaxWriteBytes (16 MiB): the 513th
+			// 32 KiB write answers TOO_LARGE.
+			name: "state write flood", tool: "xfill_state",
+			kind: sandbox.ErrGuest,
+			want: fmt.Sprintf("guest reported an error: state_set fill answered status %d", abi.StatusTooLarge),
+		},
+		{
 			name: "oversized input", tool: "echo",
 			args:   map[string]any{"blob": strings.Repeat("x", 4096)},
 			limits: func(l *sandbox.Limits) { l.MaxInputBytes = 2048 },

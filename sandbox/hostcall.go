@@ -37,6 +37,8 @@ type callState struct {
 	overBudget bool
 	// logBytes is what the call has logged; logDropped the lines dropped.
 	logBytes, logDropped int
+	// written is what the call has handed the host's writes (MaxWriteBytes).
+	written int
 	// inAlloc is set while the host is inside the guest's adkhost_alloc
 	// (writeResult): an allocator calling a host function is stopped.
 	inAlloc, reentrant bool
@@ -140,6 +142,16 @@ func (cs *callState) stateGet(ctx context.Context, key string) ([]byte, abi.Stat
 	return v, abi.StatusOK
 }
 
+// chargeWrite counts n bytes of the call's writes, or answers TOO_LARGE
+// past MaxWriteBytes.
+func (cs *callState) chargeWrite(n int) abi.Status {
+	if cs.written+n > cs.spec.limits.MaxWriteBytes {
+		return abi.StatusTooLarge
+	}
+	cs.written += n
+	return abi.StatusOK
+}
+
 func (cs *callState) stateSet(ctx context.Context, key string, value []byte) abi.Status {
 	h, s := cs.hostFor(abi.ImportStateSet)
 	if s != abi.StatusOK {
@@ -147,6 +159,9 @@ func (cs *callState) stateSet(ctx context.Context, key string, value []byte) abi
 	}
 	if !abi.ValidStateKey(key) || !json.Valid(value) {
 		return abi.StatusInvalidArgument
+	}
+	if s := cs.chargeWrite(len(key) + len(value)); s != abi.StatusOK {
+		return s
 	}
 	return cs.status(abi.ImportStateSet, h.StateSet(ctx, key, value))
 }
@@ -197,6 +212,9 @@ func (cs *callState) requestConfirmation(ctx context.Context, hint string, paylo
 	if !utf8.ValidString(hint) || (len(payload) > 0 && !json.Valid(payload)) {
 		return abi.StatusInvalidArgument
 	}
+	if s := cs.chargeWrite(len(hint) + len(payload)); s != abi.StatusOK {
+		return s
+	}
 	var p json.RawMessage
 	if len(payload) > 0 {
 		p = payload
@@ -230,6 +248,9 @@ func (cs *callState) artifactSave(ctx context.Context, name string, partJSON []b
 	var part abi.Part
 	if !validText(name) || abi.DecodeValue(partJSON, &part, cs.spec.limits.MaxOutputBytes) != nil {
 		return 0, abi.StatusInvalidArgument
+	}
+	if s := cs.chargeWrite(len(name) + len(partJSON)); s != abi.StatusOK {
+		return 0, s
 	}
 	v, err := h.ArtifactSave(ctx, name, &part)
 	if s := cs.status(abi.ImportArtifactSave, err); s != abi.StatusOK {

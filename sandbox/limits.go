@@ -33,6 +33,9 @@ const (
 	DefaultMaxLogLineBytes   = 8 << 10
 	DefaultMaxLogBytes       = 256 << 10
 	DefaultLogLinesPerSecond = 100
+	// DefaultMaxWriteBytes bounds what one call writes through state_set,
+	// artifact_save and request_confirmation together.
+	DefaultMaxWriteBytes = 16 << 20
 )
 
 // Limits bound what one module's instances may use. A zero field takes its
@@ -87,6 +90,12 @@ type Limits struct {
 	// and counted (Pool.Stats, Runtime.MemoryStats); the guest's log call
 	// still succeeds, and the call goes on.
 	MaxLogLineBytes, MaxLogBytes, LogLinesPerSecond int
+	// MaxWriteBytes bounds the bytes one call hands state_set,
+	// artifact_save and request_confirmation together (default 16 MiB):
+	// each argument is bounded by MaxOutputBytes, but a loop of host calls
+	// could otherwise write MaxHostCalls times that into the session. A
+	// write past it answers TOO_LARGE and changes nothing.
+	MaxWriteBytes int
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -123,6 +132,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.LogLinesPerSecond <= 0 {
 		l.LogLinesPerSecond = DefaultLogLinesPerSecond
+	}
+	if l.MaxWriteBytes <= 0 {
+		l.MaxWriteBytes = DefaultMaxWriteBytes
 	}
 	return l
 }

@@ -19,6 +19,7 @@
 ;;   spam_log           logs a 64 KiB line 10,000 times, then answers ok
 ;;   info_reentrant     its adkhost_alloc calls invocation_info, which
 ;;                      allocates, which calls invocation_info...
+;;   xfill_state        writes a 32 KiB state value 1,000 times (32 MB)
 ;; A tool that gets a status from a host function reports it as its error:
 ;; {"error":"<function> answered status <N>"}.
 (module
@@ -33,7 +34,7 @@
   (global $evil (mut i32) (i32.const 0))
 
   ;; NUL-terminated strings; memory is zeroed, so each ends before the next.
-  (data (i32.const 16) "{\"abiVersion\":1,\"name\":\"hostile\",\"tools\":[{\"name\":\"echo\",\"description\":\"Behaves.\"},{\"name\":\"loop\",\"description\":\"Loops forever.\"},{\"name\":\"memory_bomb\",\"description\":\"Grows memory until refused.\"},{\"name\":\"recurse\",\"description\":\"Overflows the stack.\"},{\"name\":\"trap\",\"description\":\"Traps.\"},{\"name\":\"oversized_output\",\"description\":\"Returns 64 KiB.\"},{\"name\":\"not_json\",\"description\":\"Returns text.\"},{\"name\":\"wrong_types\",\"description\":\"Returns a number as its error.\"},{\"name\":\"bad_pointer\",\"description\":\"Passes a bad pointer.\"},{\"name\":\"flood\",\"description\":\"Calls log forever.\"},{\"name\":\"user_state_write\",\"description\":\"Writes user state.\"},{\"name\":\"app_state_write\",\"description\":\"Writes app state.\"},{\"name\":\"http_fetch\",\"description\":\"Fetches the configured URL.\"},{\"name\":\"grow_table\",\"description\":\"Grows its table.\"},{\"name\":\"spam_log\",\"description\":\"Floods the log.\"},{\"name\":\"info_reentrant\",\"description\":\"Re-enters from its allocator.\"}],\"hooks\":[\"tool_call\"],\"capabilities\":[\"state\",\"config\",\"http\"]}")
+  (data (i32.const 16) "{\"abiVersion\":1,\"name\":\"hostile\",\"tools\":[{\"name\":\"echo\",\"description\":\"Behaves.\"},{\"name\":\"loop\",\"description\":\"Loops forever.\"},{\"name\":\"memory_bomb\",\"description\":\"Grows memory until refused.\"},{\"name\":\"recurse\",\"description\":\"Overflows the stack.\"},{\"name\":\"trap\",\"description\":\"Traps.\"},{\"name\":\"oversized_output\",\"description\":\"Returns 64 KiB.\"},{\"name\":\"not_json\",\"description\":\"Returns text.\"},{\"name\":\"wrong_types\",\"description\":\"Returns a number as its error.\"},{\"name\":\"bad_pointer\",\"description\":\"Passes a bad pointer.\"},{\"name\":\"flood\",\"description\":\"Calls log forever.\"},{\"name\":\"user_state_write\",\"description\":\"Writes user state.\"},{\"name\":\"app_state_write\",\"description\":\"Writes app state.\"},{\"name\":\"http_fetch\",\"description\":\"Fetches the configured URL.\"},{\"name\":\"grow_table\",\"description\":\"Grows its table.\"},{\"name\":\"spam_log\",\"description\":\"Floods the log.\"},{\"name\":\"info_reentrant\",\"description\":\"Re-enters from its allocator.\"},{\"name\":\"xfill_state\",\"description\":\"Writes 32 MB of state.\"}],\"hooks\":[\"tool_call\"],\"capabilities\":[\"state\",\"config\",\"http\"]}")
   (data (i32.const 2000) "\"tool\":\"")
   (data (i32.const 2016) "{\"abiVersion\":1,\"result\":{\"ok\":true}}")
   (data (i32.const 2100) "not json")
@@ -51,6 +52,8 @@
   (data (i32.const 2410) "url")
   (data (i32.const 2420) "{\"url\":\"")
   (data (i32.const 2440) "config_get url")
+  (data (i32.const 2460) "fill")
+  (data (i32.const 2470) "state_set fill")
   ;; 2500, 2504: the result slots of config_get and http_request.
 
   (func (export "adkhost_abi_version_1"))
@@ -151,7 +154,7 @@
     (call $static (i32.const 16)))
 
   (func (export "adkhost_tool_call") (param $p i32) (param $n i32) (result i64)
-    (local $c i32)
+    (local $c i32) (local $s i32)
     (local.set $c (call $toolLetter (local.get $p) (local.get $n)))
     (if (i32.eq (local.get $c) (i32.const 0x6c)) ;; loop
       (then (loop $forever (br $forever))))
@@ -197,6 +200,18 @@
           (drop (call $log (i32.const 0) (i32.const 0) (i32.const 65536)))
           (local.set $c (i32.sub (local.get $c) (i32.const 1)))
           (br_if $spam (local.get $c)))
+        (return (call $static (i32.const 2016)))))
+    (if (i32.eq (local.get $c) (i32.const 0x78)) ;; xfill_state
+      (then
+        (memory.fill (i32.const 20000) (i32.const 0x61) (i32.const 32768))
+        (i32.store8 (i32.const 20000) (i32.const 0x22))
+        (i32.store8 (i32.const 52767) (i32.const 0x22))
+        (local.set $c (i32.const 1000))
+        (loop $fill
+          (local.set $s (call $state_set (i32.const 2460) (i32.const 4) (i32.const 20000) (i32.const 32768)))
+          (if (local.get $s) (then (return (call $fail (i32.const 2470) (local.get $s)))))
+          (local.set $c (i32.sub (local.get $c) (i32.const 1)))
+          (br_if $fill (local.get $c)))
         (return (call $static (i32.const 2016)))))
     (if (i32.eq (local.get $c) (i32.const 0x69)) ;; info_reentrant
       (then
