@@ -513,14 +513,20 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 			if g := r.u32(); g >= code.globals {
 				r.fail("global %d, past the module's %d globals", g, code.globals)
 			}
-		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0xd2 ||
-			op >= 0x20 && op <= 0x26:
+		case op == 0x0c || op == 0x0d: // br, br_if
+			// The function's own label is nesting; a label past it is
+			// invalid, and would name a label instrument adds.
+			if l := r.u32(); l > nesting {
+				r.fail("branch to label %d of %d at %d", l, nesting, at)
+			}
+		case op == 0x10 || op == 0xd2 || op >= 0x20 && op <= 0x26:
 			r.u32()
 		case op == 0x0e: // br_table
-			for k := r.u32(); k > 0 && r.err == nil; k-- {
-				r.u32()
+			for k := uint64(r.u32()) + 1; k > 0 && r.err == nil; k-- {
+				if l := r.u32(); l > nesting {
+					r.fail("branch to label %d of %d at %d", l, nesting, at)
+				}
 			}
-			r.u32()
 		case op == 0x11: // call_indirect
 			if t := r.u32(); t >= code.types {
 				r.fail("call_indirect of type %d, past the module's %d types", t, code.types)
@@ -852,7 +858,7 @@ func (r *Runtime) instrumentedPath(digest string) (dir, path string) {
 	if r.cacheDir == "" {
 		return "", ""
 	}
-	dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v6")
+	dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v7")
 	return dir, filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
 }
 

@@ -42,10 +42,11 @@ type Complexity struct {
 	MaxDataSegments, MaxElementSegments    uint32
 	MaxTables                              uint32
 	MaxLocalsPerFunction, MaxFunctionBytes uint32
-	// MaxTableElements is the largest a table may ever be: a table that
-	// declares no maximum, or a larger one, gets this maximum, so
-	// table.grow past it fails (returns -1) as the spec says; a table
-	// whose minimum exceeds it is refused.
+	// MaxTableElements is the most elements the module's tables may ever
+	// hold together: each table's maximum is lowered to its minimum plus
+	// an equal share of what the minimums leave (capTables), so table.grow
+	// past it fails (returns -1) as the spec says; tables whose minimums
+	// add up to more are refused.
 	MaxTableElements uint32
 }
 
@@ -473,46 +474,66 @@ func checkTypes(body []byte) error {
 	return nil
 }
 
-// capTables returns the table section with every table's maximum at most
-// c.MaxTableElements, or nil when no table needs a change. A table whose
-// minimum is already larger is refused.
+// capTables returns the table section with the tables' maximums adding up
+// to at most c.MaxTableElements, or nil when no table needs a change: the
+// bound is per module, not per table, or a module of MaxTables tables
+// would hold MaxTables times as much. Each table may grow by an equal
+// share of what the tables' minimums leave (one table: all of it). Tables
+// whose minimums already add up to more are refused.
 func capTables(body []byte, c Complexity) ([]byte, error) {
 	r := reader{b: body}
 	n := r.u32()
 	if n > c.MaxTables {
 		return nil, fmt.Errorf("%w: %d tables, at most %d", ErrTooComplex, n, c.MaxTables)
 	}
-	out := appendU32(nil, n)
-	changed := false
+	type table struct {
+		ref      byte
+		min, max uint32
+		hasMax   bool
+	}
+	var tables []table
+	var mins uint64
 	for i := uint32(0); i < n && r.err == nil; i++ {
-		ref := r.byte()
+		t := table{ref: r.byte()}
 		flags := r.byte()
 		if flags > 1 {
 			return nil, fmt.Errorf("%w: table %d has limits of form %#x; this host knows 0 and 1", ErrCompile, i, flags)
 		}
-		min := r.u32()
-		max, hasMax := c.MaxTableElements, false
+		t.min = r.u32()
 		if flags == 1 {
-			max, hasMax = r.u32(), true
+			t.max, t.hasMax = r.u32(), true
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("%w: table section: %v", ErrCompile, r.err)
 		}
-		if min > c.MaxTableElements {
-			return nil, fmt.Errorf("%w: table %d starts with %d elements, at most %d", ErrTooComplex, i, min, c.MaxTableElements)
+		if t.min > c.MaxTableElements {
+			return nil, fmt.Errorf("%w: table %d starts with %d elements, at most %d", ErrTooComplex, i, t.min, c.MaxTableElements)
 		}
-		if !hasMax || max > c.MaxTableElements {
-			max, changed = c.MaxTableElements, true
+		if mins += uint64(t.min); mins > uint64(c.MaxTableElements) {
+			return nil, fmt.Errorf("%w: tables 0-%d start with %d elements in all, at most %d for the module's tables together", ErrTooComplex, i, mins, c.MaxTableElements)
 		}
-		out = append(out, ref, 0x01)
-		out = appendU32(out, min)
-		out = appendU32(out, max)
+		tables = append(tables, t)
 	}
 	if r.err == nil && r.i != len(body) {
 		r.err = fmt.Errorf("%d bytes after the last table", len(body)-r.i)
 	}
 	if r.err != nil {
 		return nil, fmt.Errorf("%w: table section: %v", ErrCompile, r.err)
+	}
+	var share uint32
+	if n > 0 {
+		share = uint32((uint64(c.MaxTableElements) - mins) / uint64(n))
+	}
+	out := appendU32(nil, n)
+	changed := false
+	for _, t := range tables {
+		limit := t.min + share
+		if !t.hasMax || t.max > limit {
+			t.max, changed = limit, true
+		}
+		out = append(out, t.ref, 0x01)
+		out = appendU32(out, t.min)
+		out = appendU32(out, t.max)
 	}
 	if !changed {
 		return nil, nil

@@ -284,3 +284,28 @@ func TestDeclaredLengthsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesCappedTogether: the bound is on the module's tables together,
+// or MaxTables tables of MaxTableElements each would hold MaxTables times
+// the bound (100 × 8 MiB per instance, outside the memory budget). Each
+// table may grow by an equal share of what the minimums leave.
+func TestTablesCappedTogether(t *testing.T) {
+	c := Complexity{MaxTableElements: 1000}.WithDefaults()
+	// Four tables without a maximum, minimums 0, 100, 0, 0: 900 left,
+	// 225 each.
+	tables := vec([]byte{0x70, 0x00, 0x00}, []byte{0x70, 0x00, 0x64}, []byte{0x70, 0x00, 0x00}, []byte{0x6f, 0x00, 0x00})
+	out, err := checkShape(wasmModule(section(secMemory, vec([]byte{0x00, 0x01})), section(secTable, tables)), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := vec([]byte{0x70, 0x01, 0x00, 0xe1, 0x01}, []byte{0x70, 0x01, 0x64, 0xc5, 0x02}, []byte{0x70, 0x01, 0x00, 0xe1, 0x01}, []byte{0x6f, 0x01, 0x00, 0xe1, 0x01})
+	if w := wasmModule(section(secMemory, vec([]byte{0x00, 0x01})), section(secTable, want)); !bytes.Equal(out, w) {
+		t.Errorf("caps:\n got %x\nwant %x", out, w)
+	}
+	// Minimums adding up to more than the bound: refused, naming the sum.
+	over := vec([]byte{0x70, 0x00, 0xf4, 0x03}, []byte{0x70, 0x00, 0xf4, 0x03}, []byte{0x70, 0x00, 0x01}) // 500 + 500 + 1
+	_, err = checkShape(wasmModule(section(secMemory, vec([]byte{0x00, 0x01})), section(secTable, over)), c)
+	if !errors.Is(err, ErrTooComplex) || !strings.Contains(err.Error(), "1001 elements in all, at most 1000") {
+		t.Errorf("minimums over the bound: %v, want ErrTooComplex naming 1001 of 1000", err)
+	}
+}
