@@ -6,6 +6,7 @@ require (
 	github.com/extism/go-sdk v1.7.1
 	github.com/goccy/go-yaml v1.19.2
 	github.com/google/uuid v1.6.0
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/prometheus/client_golang v1.25.0
@@ -18,6 +19,13 @@ require (
 	go.opentelemetry.io/otel/trace v1.44.0
 	golang.org/x/text v0.42.0
 	google.golang.org/genai v1.77.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	golang.org/x/sync v0.23.0 // indirect
 )
 
 require (

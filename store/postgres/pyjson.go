@@ -1,0 +1,236 @@
+package postgres
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// google-adk stores an event as Event.model_dump(exclude_none=True,
+// mode="json"): the fields of its pydantic models by their snake_case
+// names, bytes in URL-safe base64. adkhost's Event encodes to google-adk's
+// camelCase wire format (the models' aliases). The two differ only in the
+// names of model fields and in the base64 alphabet; the keys of free-form
+// dicts (state deltas, function arguments, custom metadata) are the same
+// in both. So the conversion walks the JSON along the Go type of the
+// event: a key is renamed only where the type says it names a struct
+// field, and values of map and interface types are copied as they are.
+
+var eventType = reflect.TypeFor[session.Event]()
+
+// maxJSONDepth bounds the walk; deeper values are copied as they are.
+const maxJSONDepth = 64
+
+// eventToPython encodes e as google-adk's event_data.
+func eventToPython(e *session.Event) ([]byte, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(convert(v, eventType, true, 0))
+}
+
+// eventFromPython decodes google-adk's event_data (snake_case keys, or
+// camelCase, which pydantic accepts too) into an event.
+func eventFromPython(data []byte) (*session.Event, error) {
+	v, err := decodeJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(convert(v, eventType, false, 0))
+	if err != nil {
+		return nil, err
+	}
+	e := new(session.Event)
+	if err := json.Unmarshal(b, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// decodeJSON decodes with numbers kept as written.
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+type fieldInfo struct {
+	json, python string
+	typ          reflect.Type
+}
+
+type structInfo struct {
+	// byJSON and byPython find a field by either name.
+	byJSON, byPython map[string]*fieldInfo
+}
+
+var structCache sync.Map // reflect.Type -> *structInfo
+
+func structFields(t reflect.Type) *structInfo {
+	if si, ok := structCache.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{byJSON: map[string]*fieldInfo{}, byPython: map[string]*fieldInfo{}}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			name, _, _ := strings.Cut(tag, ",")
+			if f.Anonymous && tag == "" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					add(ft)
+					continue
+				}
+			}
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			fi := &fieldInfo{json: name, python: snakeCase(name), typ: f.Type}
+			si.byJSON[fi.json] = fi
+			si.byPython[fi.python] = fi
+		}
+	}
+	add(t)
+	structCache.Store(t, si)
+	return si
+}
+
+// snakeCase turns a camelCase JSON name into the Python field name
+// ("longRunningToolIds" to "long_running_tool_ids").
+func snakeCase(s string) string {
+	var sb strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				sb.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+var bytesType = reflect.TypeFor[[]byte]()
+
+// convert renames the struct field keys in v, typed t, to Python's names
+// (toPython) or to the Go JSON names.
+func convert(v any, t reflect.Type, toPython bool, depth int) any {
+	if depth > maxJSONDepth || t == nil {
+		return v
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		si := structFields(t)
+		out := make(map[string]any, len(m))
+		for k, x := range m {
+			fi := si.byJSON[k]
+			if fi == nil {
+				fi = si.byPython[k]
+			}
+			if fi == nil {
+				// Unknown to this build (a newer google-adk field, or the
+				// event's timestamp, which is no struct field): kept.
+				out[k] = x
+				continue
+			}
+			name := fi.json
+			if toPython {
+				name = fi.python
+			}
+			out[name] = convert(x, fi.typ, toPython, depth+1)
+		}
+		return out
+	case reflect.Slice, reflect.Array:
+		if t == bytesType || t.Elem().Kind() == reflect.Uint8 {
+			if s, ok := v.(string); ok {
+				return base64Alphabet(s, toPython)
+			}
+			return v
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return v
+		}
+		out := make([]any, len(l))
+		for i, x := range l {
+			out[i] = convert(x, t.Elem(), toPython, depth+1)
+		}
+		return out
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok || t.Elem().Kind() == reflect.Interface {
+			return v
+		}
+		out := make(map[string]any, len(m))
+		for k, x := range m {
+			out[k] = convert(x, t.Elem(), toPython, depth+1)
+		}
+		return out
+	}
+	return v
+}
+
+// base64Alphabet turns standard base64 into URL-safe (pydantic's
+// ser_json_bytes="base64") or back (Go's encoding/json).
+func base64Alphabet(s string, toURL bool) string {
+	if toURL {
+		return strings.NewReplacer("+", "-", "/", "_").Replace(s)
+	}
+	s = strings.NewReplacer("-", "+", "_", "/").Replace(s)
+	if n := len(s) % 4; n != 0 {
+		s += strings.Repeat("=", 4-n)
+	}
+	return s
+}
+
+// checkNUL refuses JSON holding U+0000 in a string, which PostgreSQL's
+// jsonb cannot store, with an error that says so instead of the server's.
+func checkNUL(b []byte, what string) error {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(`u0000`))
+		if j < 0 {
+			return nil
+		}
+		j += i
+		// An escape only if preceded by an odd number of backslashes.
+		n := 0
+		for k := j - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 1 {
+			return fmt.Errorf("%s holds a NUL character (\\u0000), which PostgreSQL's jsonb cannot store", what)
+		}
+		i = j + 5
+	}
+}
