@@ -37,11 +37,11 @@ func defaultDataDir() string {
 }
 
 type serveFlags struct {
-	addr, data, adminToken, adminTokenFile, runToken, otelEndpoint, logLevel, devUI, store string
-	drain, guestIdle                                                                       time.Duration
-	guestMemory                                                                            int64
-	strict                                                                                 bool
-	limits                                                                                 server.Limits
+	addr, data, adminToken, adminTokenFile, runToken, mcpToken, otelEndpoint, logLevel, devUI, store string
+	drain, guestIdle, mcpSessionTimeout                                                              time.Duration
+	guestMemory                                                                                      int64
+	strict                                                                                           bool
+	limits                                                                                           server.Limits
 }
 
 func newServe() *cobra.Command {
@@ -65,6 +65,8 @@ func newServe() *cobra.Command {
 	fl.StringVar(&f.adminToken, "admin-token", "", "admin API bearer token (default: env ADKHOST_ADMIN_TOKEN, then --admin-token-file)")
 	fl.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin token (default DIR/admin-token, generated if missing)")
 	fl.StringVar(&f.runToken, "run-token", os.Getenv("ADKHOST_RUN_TOKEN"), "bearer token required by the run API (default: open; env ADKHOST_RUN_TOKEN)")
+	fl.StringVar(&f.mcpToken, "mcp-token", os.Getenv("ADKHOST_MCP_TOKEN"), "bearer token of the MCP endpoint /mcp/{app} (default: --run-token if set, else generated into DIR/"+MCPTokenFileName+"; env ADKHOST_MCP_TOKEN)")
+	fl.DurationVar(&f.mcpSessionTimeout, "mcp-session-timeout", server.DefaultMCPSessionTimeout, "forget MCP sessions idle this long (their adkhost sessions stay in the store)")
 	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "OTLP/HTTP endpoint for spans, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT; off if unset)")
 	fl.StringVar(&f.devUI, "dev-ui", "", "serve google-adk's dev UI from DIR at /dev-ui/ (DIR: google/adk/cli/browser of an installed google-adk wheel; default off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -106,6 +108,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	mcpToken, err := mcpToken(cmd, f)
+	if err != nil {
+		return err
+	}
 	db, err := openStore(f.store, f.data, log)
 	if err != nil {
 		return err
@@ -124,7 +130,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	// Memories live in the store file, so they survive restarts.
-	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken, Memory: db.Memory(), StrictModels: f.strict,
+	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken, MCPToken: mcpToken, MCPSessionTimeout: f.mcpSessionTimeout, Memory: db.Memory(), StrictModels: f.strict,
 		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log, DevUIDir: f.devUI}
 	if tp != nil {
 		cfg.Tracer = tp
@@ -206,6 +212,33 @@ func adminToken(cmd *cobra.Command, f serveFlags) (string, error) {
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "adkhost: admin token in %s\n", path)
 	}
+	return token, nil
+}
+
+// MCPTokenFileName is the file in the data directory where serve keeps
+// the MCP token it generated.
+const MCPTokenFileName = "mcp-token"
+
+// mcpToken resolves the MCP endpoint's token: flag or environment, the run
+// token, or the one in DIR/mcp-token (generated there, mode 0600, if
+// missing). The endpoint is never open.
+func mcpToken(cmd *cobra.Command, f serveFlags) (string, error) {
+	if t := strings.TrimSpace(f.mcpToken); t != "" {
+		return t, nil
+	}
+	if f.runToken != "" {
+		return f.runToken, nil
+	}
+	path := filepath.Join(f.data, MCPTokenFileName)
+	token, created, err := server.LoadOrCreateToken(path)
+	if err != nil {
+		return "", fmt.Errorf("the MCP token: %w", err)
+	}
+	verb := "MCP token in"
+	if created {
+		verb = "generated an MCP token in"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "adkhost: %s %s\n", verb, path)
 	return token, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -68,6 +69,13 @@ type Config struct {
 	// RunToken, when set, guards the run API (everything but /health and
 	// /metrics).
 	RunToken string
+	// MCPToken guards the MCP endpoint /mcp/{app} (mcp.go); empty means
+	// RunToken. With both empty there is no MCP endpoint: it is never
+	// served without a token.
+	MCPToken string
+	// MCPSessionTimeout is how long an idle MCP session is kept; 0 means
+	// DefaultMCPSessionTimeout.
+	MCPSessionTimeout time.Duration
 	// Load builds apps; nil means appdef.Load.
 	Load Loader
 	// Models resolves model names of definitions; nil means

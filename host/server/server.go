@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,11 @@ type Server struct {
 	reg     *prometheus.Registry
 	metrics *metrics
 	obs     *observer
+	mcp     *mcpApps // nil: no MCP endpoint (no token)
+	// mcpStreams is canceled at shutdown: it ends the MCP clients'
+	// long-lived GET streams, which would otherwise hold the drain open.
+	mcpStreams     context.Context
+	stopMCPStreams context.CancelFunc
 	// loads numbers loads, for a module owner of each load's own.
 	loads atomic.Uint64
 	// adminMu serializes admin writes, so that a module in use cannot be
@@ -64,6 +70,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.obs = newObserver(s.metrics, cfg.Tracer)
+	if cfg.MCPSessionTimeout <= 0 {
+		s.cfg.MCPSessionTimeout = DefaultMCPSessionTimeout
+	}
+	s.mcpStreams, s.stopMCPStreams = context.WithCancel(context.Background())
+	if tok := cmp.Or(cfg.MCPToken, cfg.RunToken); tok != "" {
+		s.mcp = newMCPApps(s, tok)
+	}
 	s.echo = s.routes()
 	if err := s.loadRegistered(ctx); err != nil {
 		return nil, err
@@ -79,7 +92,10 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // Close retires every app; versions with runs in flight close when those
 // finish. Shut the HTTP server down first so that no new run starts.
-func (s *Server) Close() { s.apps.closeAll() }
+func (s *Server) Close() {
+	s.stopMCPStreams()
+	s.apps.closeAll()
+}
 
 func (s *Server) routes() *echo.Echo {
 	e := echo.New()
@@ -119,6 +135,12 @@ func (s *Server) routes() *echo.Echo {
 	sess.GET("/:session/artifacts/*", s.getArtifact)
 	sess.DELETE("/:session/artifacts/*", s.deleteArtifact)
 	run.PATCH("/apps/:app/users/:user/memory", s.patchMemory, checkPathIDs)
+	if s.mcp != nil {
+		// The MCP transport uses POST (messages), GET (the server's
+		// stream) and DELETE (end of session) on one path.
+		tok := cmp.Or(s.cfg.MCPToken, s.cfg.RunToken)
+		e.Match([]string{http.MethodPost, http.MethodGet, http.MethodDelete}, "/mcp/:app", s.serveMCP, bearer(tok, "mcp"))
+	}
 	if s.cfg.DevUIDir != "" {
 		s.devUIRoutes(e, run)
 	}
@@ -142,6 +164,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	case err = <-errc:
 	case <-ctx.Done():
 		s.log.Info("shutting down: draining requests in flight", "timeout", drain.String())
+		s.stopMCPStreams()
 		sctx, cancel := context.WithTimeout(context.Background(), drain)
 		err = hs.Shutdown(sctx)
 		cancel()

@@ -1,0 +1,316 @@
+package server
+
+// The MCP server: /mcp/{app} serves an app's Wasm module tools over MCP's
+// streamable HTTP transport (github.com/modelcontextprotocol/go-sdk), so
+// MCP clients (Claude Desktop, IDEs, other agent frameworks) can call the
+// sandboxed tools adkhost hosts. A call runs through Runner.CallTool: the
+// module's grants and limits, the host's admit gate and the app's tool
+// callbacks and plugins apply as in a run, and the call is recorded in an
+// adkhost session of the app, one per MCP session.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/host"
+)
+
+// DefaultMCPSessionTimeout is how long an MCP session may stay idle before
+// the server forgets it (its adkhost session stays in the store).
+const DefaultMCPSessionTimeout = 30 * time.Minute
+
+// maxClientNameBytes bounds the MCP client name recorded on events.
+const maxClientNameBytes = 128
+
+// MCPUserID is the adkhost user id of the sessions of MCP clients that
+// authenticate with token: "mcp-" and 16 hex digits of its SHA-256. Every
+// client holding the token is the same user, so "user:" state is shared
+// among their sessions; the token itself is never stored.
+func MCPUserID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "mcp-" + hex.EncodeToString(sum[:8])
+}
+
+// mcpApps holds one MCP server and streamable HTTP handler per app. Each
+// app has its own handler, so an MCP session id is only valid at the path
+// of the app it was made for.
+type mcpApps struct {
+	s      *Server
+	user   string
+	mu     sync.Mutex
+	byName map[string]*mcpApp
+}
+
+// mcpApp is one app's MCP server. Its tool list follows the app's current
+// version: sync re-registers it when the version changed.
+type mcpApp struct {
+	name    string
+	server  *mcp.Server
+	handler *mcp.StreamableHTTPHandler
+
+	mu     sync.Mutex
+	synced *loadedApp
+	tools  []string
+}
+
+func newMCPApps(s *Server, token string) *mcpApps {
+	return &mcpApps{s: s, user: MCPUserID(token), byName: map[string]*mcpApp{}}
+}
+
+// get returns app name's MCP server, made on first use.
+func (m *mcpApps) get(name string) *mcpApp {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a := m.byName[name]; a != nil {
+		return a
+	}
+	v := m.s.cfg.Version
+	if v == "" {
+		v = "dev"
+	}
+	a := &mcpApp{name: name}
+	a.server = mcp.NewServer(&mcp.Implementation{Name: "adkhost/" + name, Version: v}, &mcp.ServerOptions{Logger: m.s.log.With("app", name, "mcp", true)})
+	a.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.server }, &mcp.StreamableHTTPOptions{
+		Logger:              m.s.log.With("app", name, "mcp", true),
+		SessionTimeout:      m.s.cfg.MCPSessionTimeout,
+		MaxRequestBodyBytes: m.s.cfg.Limits.RequestBytes,
+	})
+	m.byName[name] = a
+	return a
+}
+
+// forget drops the MCP server of an app that is no longer served; its
+// sessions are answered 404 from now on.
+func (m *mcpApps) forget(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.byName, name)
+}
+
+// serveMCP is /mcp/{app} (POST, GET, DELETE: the streamable HTTP transport).
+func (s *Server) serveMCP(c echo.Context) error {
+	name := c.Param("app")
+	la := s.apps.get(name)
+	if la == nil {
+		s.mcp.forget(name)
+		return errorf(http.StatusNotFound, "App not found: "+name)
+	}
+	r := c.Request()
+	if r.ContentLength > s.cfg.Limits.RequestBytes {
+		return &http.MaxBytesError{Limit: s.cfg.Limits.RequestBytes}
+	}
+	if r.Method == http.MethodGet {
+		// A GET is the client's stream of server messages, open for the
+		// session's life: shutdown ends it (POSTs, tool calls, drain).
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.mcpStreams, cancel)()
+		r = r.WithContext(ctx)
+	}
+	a := s.mcp.get(name)
+	a.sync(s, la)
+	a.handler.ServeHTTP(c.Response(), r)
+	return nil
+}
+
+// mcpTool is a Wasm module tool of an app and the agent that has it.
+type mcpTool struct {
+	agent string
+	tool  *host.Tool
+}
+
+// mcpTools returns the app's Wasm module tools by name, and their names in
+// tree order (depth first from the root). A name that two agents use is
+// served from the first; the others are logged.
+func (s *Server) mcpTools(la *loadedApp) (map[string]mcpTool, []string) {
+	out := map[string]mcpTool{}
+	var order []string
+	var walk func(a engine.Agent)
+	walk = func(a engine.Agent) {
+		if llm, ok := a.(*engine.LlmAgent); ok {
+			for _, t := range llm.Config().Tools {
+				ht, ok := t.(*host.Tool)
+				if !ok {
+					continue
+				}
+				if prev, dup := out[ht.Name()]; dup {
+					if prev.tool != ht {
+						s.log.Warn("mcp: two agents have a tool of this name; serving the first", "app", la.name, "tool", ht.Name(), "served", prev.agent, "hidden", llm.Name)
+					}
+					continue
+				}
+				out[ht.Name()] = mcpTool{agent: llm.Name, tool: ht}
+				order = append(order, ht.Name())
+			}
+		}
+		for _, sub := range a.Info().SubAgents {
+			walk(sub)
+		}
+	}
+	walk(la.app.Root)
+	return out, order
+}
+
+// sync makes the MCP server's tool list that of la, if it is not yet.
+// Clients with a session get notifications/tools/list_changed.
+func (a *mcpApp) sync(s *Server, la *loadedApp) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.synced == la {
+		return
+	}
+	tools, order := s.mcpTools(la)
+	var gone []string
+	for _, n := range a.tools {
+		if _, ok := tools[n]; !ok {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		a.server.RemoveTools(gone...)
+	}
+	a.tools = a.tools[:0]
+	for _, n := range order {
+		decl := tools[n].tool.Declaration()
+		schema, err := mcpInputSchema(decl.ParametersJsonSchema)
+		if err != nil {
+			s.log.Warn("mcp: tool not served", "app", la.name, "tool", n, "err", err)
+			a.server.RemoveTools(n)
+			continue
+		}
+		a.server.AddTool(&mcp.Tool{Name: n, Description: decl.Description, InputSchema: schema}, s.mcpToolHandler(a.name, n))
+		a.tools = append(a.tools, n)
+	}
+	a.synced = la
+}
+
+// mcpInputSchema is a tool's parameters schema as MCP's inputSchema, which
+// must be an object schema: no parameters is an object without
+// properties. The tool's own schema is shared, so it is copied, never
+// changed.
+func mcpInputSchema(params any) (map[string]any, error) {
+	if params == nil {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	m, ok := params.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("parameters schema is a %T, not a JSON object", params)
+	}
+	switch t := m["type"]; t {
+	case "object":
+		return m, nil
+	case nil:
+		out := maps.Clone(m)
+		out["type"] = "object"
+		return out, nil
+	default:
+		return nil, fmt.Errorf("parameters schema has type %v: MCP tools take an object", t)
+	}
+}
+
+// mcpToolHandler calls tool of app's current version in the MCP session's
+// adkhost session. What the tool answers is the call's result: its
+// function response as JSON text and as structuredContent. A tool that
+// failed (after the on_tool_error callbacks) or needs the user's
+// confirmation is a result with isError, so the model on the other side
+// sees it; a store failure is a protocol error.
+func (s *Server) mcpToolHandler(app, tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		la := s.apps.acquire(app)
+		if la == nil {
+			return nil, fmt.Errorf("app %q is no longer served", app)
+		}
+		defer la.release()
+		tools, _ := s.mcpTools(la)
+		t, ok := tools[tool]
+		if !ok {
+			// The app was replaced by a version without the tool, and the
+			// client has not listed the tools again yet.
+			return toolError(fmt.Sprintf("tool %q is no longer served by app %q: list the tools again", tool, app)), nil
+		}
+		args := map[string]any{}
+		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return nil, fmt.Errorf("tool %q: arguments must be a JSON object: %w", tool, err)
+			}
+		}
+		sessionID := req.Session.ID()
+		if err := checkID("MCP session id", sessionID); err != nil {
+			return nil, err
+		}
+		if err := s.ensureSession(ctx, app, s.mcp.user, sessionID); err != nil {
+			return nil, err
+		}
+		md := map[string]any{"adkhost_mcp_session": sessionID}
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+			md["adkhost_mcp_client"] = truncateUTF8(p.ClientInfo.Name, maxClientNameBytes)
+		}
+		invID := "e-" + uuid.NewString()
+		res, err := la.runner.CallTool(ctx, engine.DirectToolCall{UserID: s.mcp.user, SessionID: sessionID, Agent: t.agent,
+			Tool: tool, Args: args, CustomMetadata: md, InvocationID: invID})
+		s.obs.finish(invID, err)
+		var te *engine.ToolError
+		var ce *engine.ConfirmationRequiredError
+		switch {
+		case errors.As(err, &te):
+			return toolError(te.Err.Error()), nil
+		case errors.As(err, &ce):
+			return toolError(ce.Error()), nil
+		case err != nil:
+			s.log.Warn("mcp tool call failed", "app", app, "tool", tool, "session", sessionID, "err", err)
+			return nil, fmt.Errorf("tool %q: %w", tool, err)
+		}
+		text, err := json.Marshal(res.Response)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: encoding the result: %w", tool, err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: res.Response}, nil
+	}
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// ensureSession creates the adkhost session of an MCP session on its first
+// tool call.
+func (s *Server) ensureSession(ctx context.Context, app, user, id string) error {
+	svc := s.cfg.DB.Sessions()
+	_, err := svc.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: id, NumRecentEvents: 1})
+	if errors.Is(err, session.ErrNotFound) {
+		_, err = svc.Create(ctx, &session.CreateRequest{AppName: app, UserID: user, SessionID: id})
+		if errors.Is(err, session.ErrAlreadyExists) {
+			err = nil // a concurrent first call made it
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the adkhost session of MCP session %s: %w", id, err)
+	}
+	return nil
+}
+
+// truncateUTF8 cuts s to at most n bytes on a rune boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
