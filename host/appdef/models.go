@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/model/anthropic"
 	"github.com/adkhost/adkhost/engine/model/gemini"
 	"github.com/adkhost/adkhost/engine/model/openai"
 	"github.com/adkhost/adkhost/engine/model/scripted"
@@ -30,14 +31,23 @@ const (
 	// OpenAIPrefix starts the names the OpenAI-compatible backend serves,
 	// "openai/<model>", as LiteLLM names them in google-adk.
 	OpenAIPrefix = "openai/"
+	// AnthropicPrefix starts LiteLLM's names for Claude models,
+	// "anthropic/<model>", which the Anthropic backend serves beside
+	// google-adk's claude-*.
+	AnthropicPrefix = "anthropic/"
 )
+
+// claudeNames are the names google-adk's Claude class claims.
+var claudeNames = regexp.MustCompile(`^claude-.*$`)
 
 // geminiNames are the names google-adk's Gemini class claims.
 var geminiNames = regexp.MustCompile(`^(gemini-.*|gemma-4.*|model-optimizer-.*|projects/.+/locations/.+/endpoints/.+|projects/.+/locations/.+/publishers/google/models/gemini.+)$`)
 
 // ModelRegistry is the default Models. It serves Gemini names (gemini-*,
 // Vertex AI endpoint paths) through engine/model/gemini, "openai/<model>"
-// through engine/model/openai, and "scripted" through
+// through engine/model/openai, claude-* and "anthropic/<model>" through
+// engine/model/anthropic (Anthropic's API; google-adk sends a bare claude-*
+// name to Claude on Vertex AI instead), and "scripted" through
 // engine/model/scripted. It reads no environment variable itself:
 // NewModelRegistryFromEnv builds one from the server's.
 type ModelRegistry struct {
@@ -49,6 +59,9 @@ type ModelRegistry struct {
 	// OpenAI enables the OpenAI-compatible backend; nil disables it. Its
 	// Model is replaced by the name after "openai/".
 	OpenAI *openai.Config
+	// Anthropic enables the Anthropic backend; nil disables it. Its Model
+	// is replaced by the agent's model name.
+	Anthropic *anthropic.Config
 	// Scripted enables the scripted model (see ScriptedModel).
 	Scripted bool
 }
@@ -64,6 +77,8 @@ var _ Models = (*ModelRegistry)(nil)
 //   - else the Gemini API when GOOGLE_API_KEY or GEMINI_API_KEY is set;
 //   - the OpenAI-compatible backend when OPENAI_API_KEY or OPENAI_BASE_URL
 //     (LiteLLM's OPENAI_API_BASE too) is set;
+//   - the Anthropic backend when ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
+//     is set, at ANTHROPIC_BASE_URL when that is set;
 //   - the scripted model always.
 func NewModelRegistryFromEnv(getenv func(string) string) *ModelRegistry {
 	r := &ModelRegistry{Scripted: true}
@@ -86,6 +101,10 @@ func NewModelRegistryFromEnv(getenv func(string) string) *ModelRegistry {
 	if okey := getenv("OPENAI_API_KEY"); okey != "" || base != "" {
 		r.OpenAI = &openai.Config{APIKey: okey, BaseURL: base}
 	}
+	akey, atoken := getenv("ANTHROPIC_API_KEY"), getenv("ANTHROPIC_AUTH_TOKEN")
+	if akey != "" || atoken != "" {
+		r.Anthropic = &anthropic.Config{APIKey: akey, AuthToken: atoken, BaseURL: getenv("ANTHROPIC_BASE_URL")}
+	}
 	return r
 }
 
@@ -107,6 +126,16 @@ func (r *ModelRegistry) ResolveModel(ctx context.Context, name string, files map
 			return nil, errors.New("openai/ needs a model name after the slash, e.g. openai/gpt-4o-mini")
 		}
 		return openai.New(cfg)
+	case claudeNames.MatchString(name) || strings.HasPrefix(name, AnthropicPrefix):
+		if r.Anthropic == nil {
+			return nil, fmt.Errorf("Claude models need an Anthropic API key, which this server has not configured (ANTHROPIC_API_KEY): %w", ErrNoBackend)
+		}
+		if name == AnthropicPrefix {
+			return nil, errors.New("anthropic/ needs a model name after the slash, e.g. anthropic/claude-sonnet-4-5")
+		}
+		cfg := *r.Anthropic
+		cfg.Model = name
+		return anthropic.New(cfg)
 	case geminiNames.MatchString(name):
 		if r.Gemini == nil {
 			return nil, fmt.Errorf("Gemini models need a Gemini API key or Vertex AI settings, which this server has not configured (GOOGLE_API_KEY or GEMINI_API_KEY; or GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION): %w", ErrNoBackend)
@@ -127,6 +156,9 @@ func (r *ModelRegistry) served() []string {
 	}
 	if r.OpenAI != nil {
 		out = append(out, OpenAIPrefix+"<model> (OpenAI-compatible)")
+	}
+	if r.Anthropic != nil {
+		out = append(out, "claude-*, "+AnthropicPrefix+"<model> (Anthropic)")
 	}
 	if r.Scripted {
 		out = append(out, ScriptedModel+" (scripted)")

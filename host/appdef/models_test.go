@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkhost/adkhost/engine/model/anthropic"
 	"github.com/adkhost/adkhost/engine/model/gemini"
 	"github.com/adkhost/adkhost/engine/model/openai"
 	"github.com/adkhost/adkhost/engine/model/scripted"
@@ -16,9 +17,10 @@ import (
 
 func TestModelRegistry(t *testing.T) {
 	full := &appdef.ModelRegistry{
-		Gemini:   &gemini.Config{APIKey: "k", Backend: genai.BackendGeminiAPI},
-		OpenAI:   &openai.Config{APIKey: "k", BaseURL: "http://localhost:11434/v1"},
-		Scripted: true,
+		Gemini:    &gemini.Config{APIKey: "k", Backend: genai.BackendGeminiAPI},
+		OpenAI:    &openai.Config{APIKey: "k", BaseURL: "http://localhost:11434/v1"},
+		Anthropic: &anthropic.Config{APIKey: "k"},
+		Scripted:  true,
 	}
 	fs := files(
 		"scripted_model.yaml", "responses: [{text: hi}]\n",
@@ -43,7 +45,11 @@ func TestModelRegistry(t *testing.T) {
 		{name: "scripted file missing", model: "scripted/nope.yaml", reg: full, wantErr: "plays the definition's file nope.yaml, which it does not have"},
 		{name: "scripted file outside", model: "scripted/../x.yaml", reg: full, wantErr: "not a file of the definition"},
 		{name: "scripted file invalid", model: "scripted/bad.yaml", reg: full, wantErr: "bad.yaml: scripted: rule 0: user_matches"},
-		{name: "unknown", model: "anthropic/claude", reg: full, wantErr: "names served: gemini-* (Gemini), openai/<model> (OpenAI-compatible), scripted (scripted)", noBackend: true},
+		{name: "claude", model: "claude-sonnet-4-5", reg: full, wantName: "claude-sonnet-4-5"},
+		{name: "anthropic prefix", model: "anthropic/claude-3-5-haiku", reg: full, wantName: "anthropic/claude-3-5-haiku"},
+		{name: "claude unconfigured", model: "claude-sonnet-4-5", reg: &appdef.ModelRegistry{}, wantErr: "ANTHROPIC_API_KEY", noBackend: true},
+		{name: "anthropic without a model", model: "anthropic/", reg: full, wantErr: "needs a model name"},
+		{name: "unknown", model: "mistral/large", reg: full, wantErr: "names served: gemini-* (Gemini), openai/<model> (OpenAI-compatible), claude-*, anthropic/<model> (Anthropic), scripted (scripted)", noBackend: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +89,7 @@ func TestModelRegistryFromEnv(t *testing.T) {
 		return func(k string) string { return m[k] }
 	}
 	r := appdef.NewModelRegistryFromEnv(envOf())
-	if r.Gemini != nil || r.OpenAI != nil || !r.Scripted {
+	if r.Gemini != nil || r.OpenAI != nil || r.Anthropic != nil || !r.Scripted {
 		t.Errorf("empty environment: %+v, want the scripted model only", r)
 	}
 	r = appdef.NewModelRegistryFromEnv(envOf("GEMINI_API_KEY", "g", "OPENAI_API_BASE", "http://h/v1"))
@@ -92,6 +98,10 @@ func TestModelRegistryFromEnv(t *testing.T) {
 	}
 	if r.OpenAI == nil || r.OpenAI.BaseURL != "http://h/v1" || r.OpenAI.APIKey != "" {
 		t.Errorf("OpenAI = %+v", r.OpenAI)
+	}
+	r = appdef.NewModelRegistryFromEnv(envOf("ANTHROPIC_API_KEY", "sk-ant", "ANTHROPIC_BASE_URL", "http://gw/"))
+	if a := r.Anthropic; a == nil || a.APIKey != "sk-ant" || a.BaseURL != "http://gw/" || a.AuthToken != "" {
+		t.Errorf("Anthropic = %+v", a)
 	}
 	r = appdef.NewModelRegistryFromEnv(envOf("GOOGLE_API_KEY", "a", "GEMINI_API_KEY", "b",
 		"GOOGLE_GENAI_USE_VERTEXAI", "TRUE", "GOOGLE_CLOUD_PROJECT", "p", "GOOGLE_CLOUD_LOCATION", "l"))

@@ -79,8 +79,8 @@ type Config struct {
 	// Load builds apps; nil means appdef.Load.
 	Load Loader
 	// Models resolves model names of definitions; nil means
-	// appdef.NewModelRegistryFromEnv(os.Getenv) (Gemini, OpenAI and
-	// scripted models, keys from the environment).
+	// appdef.NewModelRegistryFromEnv(os.Getenv) (Gemini, OpenAI,
+	// Anthropic and scripted models, keys from the environment).
 	Models appdef.Models
 	Limits Limits
 	// Tracer receives the spans of invocations; nil means none are made.

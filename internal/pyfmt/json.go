@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -135,4 +136,29 @@ func ExactNumbers(v any) any {
 		}
 	}
 	return v
+}
+
+// JSONDumpsASCII renders v as Python's json.dumps(v) with its defaults:
+// ensure_ascii escapes every character outside the printable ASCII range
+// (from U+007F on) as \uXXXX, with surrogate pairs past U+FFFF.
+func JSONDumpsASCII(v any) (string, error) {
+	s, err := JSONDumps(v)
+	if err != nil {
+		return "", err
+	}
+	// Outside string literals JSONDumps writes ASCII only, so every
+	// character to escape is inside a string.
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x7f:
+			b.WriteRune(r)
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String(), nil
 }

@@ -57,3 +57,17 @@ func TestExactNumbers(t *testing.T) {
 		t.Fatalf("ExactNumbers = %#v", got)
 	}
 }
+
+func TestJSONDumpsASCII(t *testing.T) {
+	// Python 3.11: json.dumps({"a": "é😀\x7f~", "b": [1]}).
+	got, err := JSONDumpsASCII(map[string]any{"a": "é😀\x7f~", "b": []any{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a": "\u00e9\ud83d\ude00\u007f~", "b": [1]}`; got != want {
+		t.Errorf("JSONDumpsASCII = %s, want %s", got, want)
+	}
+	if _, err := JSONDumpsASCII(func() {}); err == nil {
+		t.Error("JSONDumpsASCII(func) succeeded, want an error")
+	}
+}
