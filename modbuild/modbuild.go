@@ -29,10 +29,12 @@ type Options struct {
 	// addition to those the source asks for itself.
 	Capabilities []string
 	// Main names the module to import when Source is a folder (Python: a
-	// module or package inside it); empty: the builder decides.
+	// module or package inside it; TypeScript: a file inside it); empty:
+	// the builder decides.
 	Main string
 	// Paths are extra directories of dependencies (Python: pure-Python
-	// packages, e.g. a virtualenv's site-packages), imported at build time.
+	// packages, e.g. a virtualenv's site-packages; TypeScript: directories
+	// like node_modules that bare imports resolve in), used at build time.
 	Paths []string
 	// RuntimeDir overrides where the builder looks for its runtime.
 	RuntimeDir string
@@ -53,7 +55,7 @@ type Builder interface {
 // Builders are the languages `module build` knows, in the order they are
 // tried for a folder.
 func Builders() []Builder {
-	return []Builder{Python{}}
+	return []Builder{Python{}, TypeScript{}}
 }
 
 // Build builds opt.Source with the builder that accepts it.

@@ -166,24 +166,7 @@ func FindPythonRuntime(dir string) (*PythonRuntime, error) {
 	if env := os.Getenv(PythonRuntimeEnv); env != "" {
 		return orMissing(try(env, PythonRuntimeEnv))(tried)
 	}
-	var cands [][2]string
-	if exe, err := os.Executable(); err == nil {
-		cands = append(cands, [2]string{filepath.Join(filepath.Dir(filepath.Dir(exe)), "build", "python-runtime"), "beside the executable"})
-	}
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "mk", "python.mk")); err == nil {
-				cands = append(cands, [2]string{filepath.Join(d, "build", "python-runtime"), "the checkout"})
-				break
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if cache, err := os.UserCacheDir(); err == nil {
-		cands = append(cands, [2]string{filepath.Join(cache, "adkhost", "python-runtime"), "the user cache"})
-	}
+	cands := runtimeCandidates("python-runtime")
 	for _, c := range cands {
 		rt, err := try(c[0], c[1])
 		if rt != nil || err != nil {

@@ -84,6 +84,7 @@ var toolchains = map[string][]string{
 	"weather-py":     {"go", "python3", "npm"},
 	"guardrail-py":   {"go", "python3", "npm"},
 	"audit-py":       {"go", "python3", "npm"},
+	"weather-ts":     {"go", "npm", "cargo"},
 }
 
 // probes tell a missing part of a toolchain (a library, a target) from a
@@ -94,6 +95,7 @@ var probes = map[string]func() ([]byte, error){
 	"weather-py":   probePython,
 	"guardrail-py": probePython,
 	"audit-py":     probePython,
+	"weather-ts":   probeTS,
 }
 
 // example builds one example with make and loads it for the test's own

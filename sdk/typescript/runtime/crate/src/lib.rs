@@ -1,0 +1,1 @@
+// Empty: cargo needs a target to fetch dependencies for (see Cargo.toml).

@@ -1,0 +1,390 @@
+/*
+ * main.c: the adkhost JavaScript runtime. QuickJS-ng (the C sources of the
+ * rquickjs-sys crate, compiled into this file so that the runtime can set
+ * what QuickJS keeps private: the stack limit and Math.random's seed) with
+ * ABI v1 exports (sdk/c) and a global object, __adkhost, that exposes every
+ * host function of ABI.md §4 to JavaScript.
+ *
+ * `adkhost module build` snapshots this module with wizer: wizer calls
+ * adkhost_js_init once, at build time, with the user's bundle (esbuild's
+ * output, sdk/typescript bundled in) mounted read-only; QuickJS evaluates
+ * it, and wizer writes the initialised memory into a new module. At run
+ * time nothing is read from a filesystem: every hook export calls the
+ * dispatcher the SDK installs, globalThis.__adkhostDispatch(hook, input).
+ */
+#include "quickjs.c"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adkhost.h"
+
+static JSRuntime *rt;
+static JSContext *ctx;
+static JSValue dispatch_fn;
+static bool ready;     /* the snapshot was taken after a successful init */
+static bool building;  /* inside adkhost_js_init: no host to call */
+static bool reseeded;
+
+/* The C stack QuickJS may use before it throws RangeError instead of
+ * running into the data below the stack (--stack-first): the link gives
+ * the runtime 1 MiB. QuickJS sets no limit on WASI by itself. */
+#define JS_STACK_BUDGET (768 * 1024)
+
+static void set_stack_limit(void) {
+  JS_UpdateStackTop(rt);
+  rt->stack_limit = js_get_stack_pointer() - JS_STACK_BUDGET;
+}
+
+/* ---- __adkhost: the host functions. Data results are a string on OK and
+ * the status code (a number) otherwise; the others answer the status. */
+
+static JSValue data_result(JSContext *c, int32_t st, char *ptr, uint32_t len) {
+  if (st != ADKHOST_OK) return JS_NewInt32(c, st);
+  JSValue s = JS_NewStringLen(c, ptr ? ptr : "", ptr ? len : 0);
+  free(ptr);
+  return s;
+}
+
+/* arg_str reads argument i as UTF-8; NULL (an exception is pending) if it
+ * is not a string. */
+static const char *arg_str(JSContext *c, JSValueConst *argv, int argc, int i, size_t *len) {
+  if (i >= argc || !JS_IsString(argv[i])) {
+    JS_ThrowTypeError(c, "adkhost host function: argument %d must be a string", i + 1);
+    return NULL;
+  }
+  return JS_ToCStringLen(c, len, argv[i]);
+}
+
+static JSValue not_building(JSContext *c, const char *fn) {
+  return JS_ThrowTypeError(c, "%s: host functions are not available while the module is built "
+                              "(call them inside a tool or callback, not at the top of the file)", fn);
+}
+
+#define ONE_STR(fname, body)                                                     \
+  static JSValue js_##fname(JSContext *c, JSValueConst this_val, int argc,     \
+                            JSValueConst *argv) {                               \
+    if (building) return not_building(c, #fname);                              \
+    size_t kl;                                                                  \
+    const char *k = arg_str(c, argv, argc, 0, &kl);                             \
+    if (k == NULL) return JS_EXCEPTION;                                         \
+    JSValue r = body;                                                           \
+    JS_FreeCString(c, k);                                                       \
+    return r;                                                                   \
+  }
+
+#define TWO_STR(fname, body)                                                     \
+  static JSValue js_##fname(JSContext *c, JSValueConst this_val, int argc,     \
+                            JSValueConst *argv) {                               \
+    if (building) return not_building(c, #fname);                              \
+    size_t kl, vl;                                                              \
+    const char *k = arg_str(c, argv, argc, 0, &kl);                             \
+    if (k == NULL) return JS_EXCEPTION;                                         \
+    const char *v = arg_str(c, argv, argc, 1, &vl);                             \
+    if (v == NULL) { JS_FreeCString(c, k); return JS_EXCEPTION; }               \
+    JSValue r = body;                                                           \
+    JS_FreeCString(c, k);                                                       \
+    JS_FreeCString(c, v);                                                       \
+    return r;                                                                   \
+  }
+
+#define NO_ARG(fname, body)                                                      \
+  static JSValue js_##fname(JSContext *c, JSValueConst this_val, int argc,     \
+                            JSValueConst *argv) {                               \
+    if (building) return not_building(c, #fname);                              \
+    return body;                                                                \
+  }
+
+#define DATA(call) ({ char *p = NULL; uint32_t l = 0; int32_t st = call; data_result(c, st, p, l); })
+
+ONE_STR(state_get, DATA(adkhost_state_get(k, kl, &p, &l)))
+TWO_STR(state_set, JS_NewInt32(c, adkhost_state_set(k, kl, v, vl)))
+ONE_STR(state_delete, JS_NewInt32(c, adkhost_state_delete(k, kl)))
+ONE_STR(transfer_to_agent, JS_NewInt32(c, adkhost_transfer_to_agent(k, kl)))
+NO_ARG(escalate, JS_NewInt32(c, adkhost_escalate()))
+NO_ARG(skip_summarization, JS_NewInt32(c, adkhost_skip_summarization()))
+TWO_STR(request_confirmation, JS_NewInt32(c, adkhost_request_confirmation(k, kl, v, vl)))
+NO_ARG(artifact_list, DATA(adkhost_artifact_list(&p, &l)))
+NO_ARG(invocation_info, DATA(adkhost_invocation_info(&p, &l)))
+ONE_STR(config_get, DATA(adkhost_config_get(k, kl, &p, &l)))
+ONE_STR(http_request, DATA(adkhost_http_request(k, kl, &p, &l)))
+ONE_STR(memory_search, DATA(adkhost_memory_search(k, kl, &p, &l)))
+NO_ARG(memory_add_session, JS_NewInt32(c, adkhost_memory_add_session()))
+
+/* artifact_load(name, version): version -1 for the newest. */
+static JSValue js_artifact_load(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  if (building) return not_building(c, "artifact_load");
+  size_t kl;
+  int32_t version = -1;
+  const char *k = arg_str(c, argv, argc, 0, &kl);
+  if (k == NULL) return JS_EXCEPTION;
+  if (argc > 1 && JS_ToInt32(c, &version, argv[1]) != 0) {
+    JS_FreeCString(c, k);
+    return JS_EXCEPTION;
+  }
+  JSValue r = DATA(adkhost_artifact_load(k, kl, version, &p, &l));
+  JS_FreeCString(c, k);
+  return r;
+}
+
+/* artifact_save(name, partJSON): [status, version]. */
+static JSValue js_artifact_save(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  if (building) return not_building(c, "artifact_save");
+  size_t kl, vl;
+  int32_t version = 0;
+  const char *k = arg_str(c, argv, argc, 0, &kl);
+  if (k == NULL) return JS_EXCEPTION;
+  const char *v = arg_str(c, argv, argc, 1, &vl);
+  if (v == NULL) {
+    JS_FreeCString(c, k);
+    return JS_EXCEPTION;
+  }
+  int32_t st = adkhost_artifact_save(k, kl, v, vl, &version);
+  JS_FreeCString(c, k);
+  JS_FreeCString(c, v);
+  JSValue arr = JS_NewArray(c);
+  JS_SetPropertyUint32(c, arr, 0, JS_NewInt32(c, st));
+  JS_SetPropertyUint32(c, arr, 1, JS_NewInt32(c, version));
+  return arr;
+}
+
+/* log(level, message): to the host at run time, to stderr at build time
+ * (console.log at the top of a file shows in the build's output). */
+static JSValue js_log(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  int32_t level = 0;
+  size_t ml;
+  if (argc < 1 || JS_ToInt32(c, &level, argv[0]) != 0) return JS_EXCEPTION;
+  const char *m = arg_str(c, argv, argc, 1, &ml);
+  if (m == NULL) return JS_EXCEPTION;
+  int32_t st = ADKHOST_OK;
+  if (building) {
+    fprintf(stderr, "%.*s\n", (int)ml, m);
+  } else {
+    st = adkhost_log(level, m, ml);
+  }
+  JS_FreeCString(c, m);
+  return JS_NewInt32(c, st);
+}
+
+static const JSCFunctionListEntry host_funcs[] = {
+    JS_CFUNC_DEF("state_get", 1, js_state_get),
+    JS_CFUNC_DEF("state_set", 2, js_state_set),
+    JS_CFUNC_DEF("state_delete", 1, js_state_delete),
+    JS_CFUNC_DEF("transfer_to_agent", 1, js_transfer_to_agent),
+    JS_CFUNC_DEF("escalate", 0, js_escalate),
+    JS_CFUNC_DEF("skip_summarization", 0, js_skip_summarization),
+    JS_CFUNC_DEF("request_confirmation", 2, js_request_confirmation),
+    JS_CFUNC_DEF("artifact_load", 2, js_artifact_load),
+    JS_CFUNC_DEF("artifact_save", 2, js_artifact_save),
+    JS_CFUNC_DEF("artifact_list", 0, js_artifact_list),
+    JS_CFUNC_DEF("log", 2, js_log),
+    JS_CFUNC_DEF("invocation_info", 0, js_invocation_info),
+    JS_CFUNC_DEF("config_get", 1, js_config_get),
+    JS_CFUNC_DEF("http_request", 1, js_http_request),
+    JS_CFUNC_DEF("memory_search", 1, js_memory_search),
+    JS_CFUNC_DEF("memory_add_session", 0, js_memory_add_session),
+};
+
+/* ---- Initialisation (run by wizer at build time). */
+
+static void print_exception(void) {
+  JSValue exc = JS_GetException(ctx);
+  const char *s = JS_ToCString(ctx, exc);
+  fprintf(stderr, "%s\n", s ? s : "(an exception that cannot be printed)");
+  if (s) JS_FreeCString(ctx, s);
+  JSValue stack = JS_GetPropertyStr(ctx, exc, "stack");
+  if (JS_IsString(stack)) {
+    const char *st = JS_ToCString(ctx, stack);
+    if (st) {
+      fprintf(stderr, "%s", st);
+      JS_FreeCString(ctx, st);
+    }
+  }
+  JS_FreeValue(ctx, stack);
+  JS_FreeValue(ctx, exc);
+}
+
+static void fail(const char *what) {
+  fprintf(stderr, "adkhost js runtime: %s\n", what);
+  if (ctx && JS_HasException(ctx)) print_exception();
+  abort();
+}
+
+static void set_env_string(JSValue obj, const char *prop, const char *env) {
+  const char *v = getenv(env);
+  JS_SetPropertyStr(ctx, obj, prop, JS_NewString(ctx, v ? v : ""));
+}
+
+/* settle runs the job queue until promise p is no longer pending: the
+ * sandbox has no event loop, so a promise that waits for anything but
+ * other promises never settles. Answers the result (owned) or
+ * JS_EXCEPTION with the rejection thrown. */
+static JSValue settle(JSValue p) {
+  JSContext *c1;
+  while (JS_PromiseState(ctx, p) == JS_PROMISE_PENDING && JS_IsJobPending(rt)) {
+    if (JS_ExecutePendingJob(rt, &c1) < 0) {
+      /* An exception in a job nobody awaits: report it, go on. */
+      print_exception();
+    }
+  }
+  JSPromiseStateEnum st = JS_PromiseState(ctx, p);
+  if (st == JS_PROMISE_PENDING) {
+    JS_FreeValue(ctx, p);
+    return JS_ThrowTypeError(ctx, "a promise never settled: the sandbox has no event loop "
+                                  "(no timers, sockets or Node APIs), only other promises can resolve one");
+  }
+  JSValue r = JS_PromiseResult(ctx, p);
+  JS_FreeValue(ctx, p);
+  if (st == JS_PROMISE_REJECTED) return JS_Throw(ctx, r);
+  return r;
+}
+
+/*
+ * The bundle to evaluate is the file ADKHOST_JS_BUNDLE; ADKHOST_JS_NAME and
+ * ADKHOST_JS_CAPABILITIES (comma-separated) are what `module build` was
+ * told. All three are given to wizer with --inherit-env.
+ */
+__attribute__((export_name("adkhost_js_init"))) void adkhost_js_init(void) {
+  building = true;
+  rt = JS_NewRuntime();
+  if (rt == NULL) fail("JS_NewRuntime");
+  ctx = JS_NewContext(rt);
+  if (ctx == NULL) fail("JS_NewContext");
+  set_stack_limit();
+
+  JSValue global = JS_GetGlobalObject(ctx);
+  JSValue host = JS_NewObject(ctx);
+  JS_SetPropertyFunctionList(ctx, host, host_funcs, countof(host_funcs));
+  set_env_string(host, "buildName", "ADKHOST_JS_NAME");
+  set_env_string(host, "buildCapabilities", "ADKHOST_JS_CAPABILITIES");
+  JS_DefinePropertyValueStr(ctx, global, "__adkhost", host, 0);
+
+  const char *path = getenv("ADKHOST_JS_BUNDLE");
+  if (path == NULL) fail("ADKHOST_JS_BUNDLE is not set");
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    fprintf(stderr, "adkhost js runtime: cannot open %s\n", path);
+    abort();
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *src = malloc(cap);
+  for (;;) {
+    if (src == NULL) fail("out of memory reading the bundle");
+    n += fread(src + n, 1, cap - n - 1, f);
+    if (n < cap - 1) break;
+    cap *= 2;
+    src = realloc(src, cap);
+  }
+  fclose(f);
+  src[n] = 0;
+
+  JSValue r = JS_Eval(ctx, src, n, "bundle.js", JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_ASYNC);
+  free(src);
+  if (JS_IsException(r)) fail("evaluating the module failed");
+  /* JS_EVAL_FLAG_ASYNC: the script's completion is a promise (top-level
+   * await in the bundle). */
+  r = settle(r);
+  if (JS_IsException(r)) fail("evaluating the module failed");
+  JS_FreeValue(ctx, r);
+
+  dispatch_fn = JS_GetPropertyStr(ctx, global, "__adkhostDispatch");
+  JS_FreeValue(ctx, global);
+  if (!JS_IsFunction(ctx, dispatch_fn)) {
+    fail("the module declares nothing: import { tool } from \"adkhost\" and declare a tool, "
+         "callback or plugin (sdk/typescript/README.md)");
+  }
+  /* The SDK builds the describe message now, so that a bad declaration
+   * fails the build, not the load. */
+  JSValue args[2] = {JS_NewString(ctx, "__init"), JS_NewString(ctx, "")};
+  r = JS_Call(ctx, dispatch_fn, JS_UNDEFINED, 2, args);
+  JS_FreeValue(ctx, args[0]);
+  JS_FreeValue(ctx, args[1]);
+  if (JS_IsException(r)) fail("declaring the module failed");
+  JS_FreeValue(ctx, r);
+  JS_RunGC(rt);
+  building = false;
+  ready = true;
+}
+
+/* ---- Hooks: every one goes to __adkhostDispatch(hook, input), which
+ * answers a string (or a promise of one) and never throws. */
+
+static uint64_t error_output(const char *prefix) {
+  /* JSON-encode "prefix: message" with QuickJS itself. */
+  JSValue exc = JS_GetException(ctx);
+  const char *m = JS_ToCString(ctx, exc);
+  JS_FreeValue(ctx, exc);
+  JSValue obj = JS_NewObject(ctx);
+  JS_SetPropertyStr(ctx, obj, "abiVersion", JS_NewInt32(ctx, 1));
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s: %s", prefix, m ? m : "an exception that cannot be printed");
+  if (m) JS_FreeCString(ctx, m);
+  JS_SetPropertyStr(ctx, obj, "error", JS_NewString(ctx, buf));
+  JSValue js = JS_JSONStringify(ctx, obj, JS_UNDEFINED, JS_UNDEFINED);
+  JS_FreeValue(ctx, obj);
+  size_t len;
+  const char *s = JS_ToCStringLen(ctx, &len, js);
+  uint64_t out = s ? adkhost_output(s, len)
+                   : adkhost_output_str("{\"abiVersion\":1,\"error\":\"internal error in the JavaScript runtime\"}");
+  if (s) JS_FreeCString(ctx, s);
+  JS_FreeValue(ctx, js);
+  return out;
+}
+
+static uint64_t call(const char *hook, const char *in, uint32_t len) {
+  if (!ready) {
+    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the JavaScript runtime was not initialised: build the module with adkhost module build\"}");
+  }
+  set_stack_limit();
+  if (!reseeded) {
+    /* The snapshot holds Math.random's state from build time: every
+     * instance would draw the same numbers. WASI's random_get is real
+     * randomness under the `random` grant, deterministic without. */
+    uint64_t seed = 0;
+    if (getentropy(&seed, sizeof seed) == 0 && seed != 0) ctx->random_state = seed;
+    reseeded = true;
+  }
+  JSValue args[2] = {JS_NewString(ctx, hook), JS_NewStringLen(ctx, in ? in : "", in ? len : 0)};
+  JSValue r = JS_Call(ctx, dispatch_fn, JS_UNDEFINED, 2, args);
+  JS_FreeValue(ctx, args[0]);
+  JS_FreeValue(ctx, args[1]);
+  if (!JS_IsException(r) && JS_IsPromise(r)) r = settle(r);
+  /* Jobs the hook left behind (promises nobody awaited) run now, not in
+   * the next call. */
+  JSContext *c1;
+  while (JS_IsJobPending(rt)) {
+    if (JS_ExecutePendingJob(rt, &c1) < 0) print_exception();
+  }
+  if (JS_IsException(r)) return error_output("internal error in the JavaScript runtime");
+  if (!JS_IsString(r)) {
+    JS_FreeValue(ctx, r);
+    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"internal error in the JavaScript runtime: the dispatcher answered no string\"}");
+  }
+  size_t n;
+  const char *s = JS_ToCStringLen(ctx, &n, r);
+  JS_FreeValue(ctx, r);
+  if (s == NULL) return error_output("internal error in the JavaScript runtime");
+  uint64_t out = adkhost_output(s, n);
+  JS_FreeCString(ctx, s);
+  return out;
+}
+
+#define JS_HOOK(h) ADKHOST_HOOK(h, in, len) { return call(#h, in, len); }
+JS_HOOK(describe)
+JS_HOOK(tool_call)
+JS_HOOK(before_agent)
+JS_HOOK(after_agent)
+JS_HOOK(before_model)
+JS_HOOK(after_model)
+JS_HOOK(on_model_error)
+JS_HOOK(before_tool)
+JS_HOOK(after_tool)
+JS_HOOK(on_tool_error)
+JS_HOOK(on_user_message)
+JS_HOOK(before_run)
+JS_HOOK(on_event)
+JS_HOOK(after_run)
+JS_HOOK(on_agent_error)
+JS_HOOK(on_run_error)
