@@ -443,6 +443,29 @@ func TestOutputSchema(t *testing.T) {
 	if want := []*genai.Part{{Text: `["é", 1]`}}; !reflect.DeepEqual(got[0].Content.Parts, want) {
 		t.Errorf("parts = %s, want %s", asJSON(got[0].Content.Parts), asJSON(want))
 	}
+
+	// The engine's JSON schema of an agent's output schema: an object, so
+	// not nested; thinking on offers the tool instead of forcing it.
+	f = newFake(t, jsonAnswers(200,
+		`{"id":"m","type":"message","role":"assistant","model":"c","stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1},
+		  "content":[{"type":"tool_use","id":"toolu_9","name":"structured_output","input":{"city":"Oslo"}}]}`))
+	got, err = collect(newModel(t, f).GenerateContent(context.Background(), &model.Request{
+		Contents: []*genai.Content{{Role: "user", Parts: []*genai.Part{{Text: "city"}}}},
+		Config: &genai.GenerateContentConfig{
+			ResponseJsonSchema: map[string]any{"type": "object", "title": "Out", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []any{"city"}},
+			ThinkingConfig:     &genai.ThinkingConfig{ThinkingBudget: genai.Ptr[int32](-1)},
+		},
+	}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = f.requests()[0].Body
+	assertJSON(t, "object schema tool", body["tools"].([]any)[0].(map[string]any)["input_schema"],
+		`{"type": "object", "title": "Out", "properties": {"city": {"type": "string"}}, "required": ["city"]}`)
+	assertJSON(t, "tool_choice with thinking", body["tool_choice"], `{"type": "auto", "disable_parallel_tool_use": true}`)
+	if want := []*genai.Part{{Text: `{"city": "Oslo"}`}}; !reflect.DeepEqual(got[0].Content.Parts, want) {
+		t.Errorf("parts = %s, want %s", asJSON(got[0].Content.Parts), asJSON(want))
+	}
 }
 
 func sse(typ, data string) [2]string { return [2]string{typ, data} }

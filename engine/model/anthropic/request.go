@@ -66,8 +66,17 @@ func (m *Model) buildParams(req *model.Request, name string) (builtRequest, erro
 	var out builtRequest
 	// A requested schema rides along as the only tool, since forcing a
 	// call on a request that declares tools would cut that turn short.
-	if cfg.ResponseSchema != nil && len(decls) == 0 {
-		ost, err := newOutputSchemaTool(cfg.ResponseSchema)
+	// adkhost's engine gives an agent's output schema as a JSON schema,
+	// google-adk as a Gemini schema; either is the tool's input schema.
+	var responseSchema any
+	switch {
+	case cfg.ResponseSchema != nil:
+		responseSchema = cfg.ResponseSchema
+	case cfg.ResponseJsonSchema != nil:
+		responseSchema = cfg.ResponseJsonSchema
+	}
+	if responseSchema != nil && len(decls) == 0 {
+		ost, err := newOutputSchemaTool(responseSchema)
 		if err != nil {
 			return builtRequest{}, err
 		}
@@ -254,7 +263,7 @@ type outputSchemaTool struct {
 	nests bool
 }
 
-func newOutputSchemaTool(s *genai.Schema) (*outputSchemaTool, error) {
+func newOutputSchemaTool(s any) (*outputSchemaTool, error) {
 	schema, err := jsonObject(s)
 	if err != nil {
 		return nil, fmt.Errorf("response schema: %w", err)
