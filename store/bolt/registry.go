@@ -14,6 +14,8 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/adkhost/adkhost/store/registry"
 )
 
 // Registry holds what a server runs: apps, each a definition with
@@ -25,26 +27,22 @@ type Registry struct {
 	db *DB
 }
 
+// The registry's errors and types are package registry's (every store
+// shares them); these names keep bolt's API.
 var (
 	// ErrAppNotFound is wrapped by errors for a missing app or version.
-	ErrAppNotFound = errors.New("app not found")
+	ErrAppNotFound = registry.ErrAppNotFound
 	// ErrModuleNotFound is wrapped by errors for a missing module.
-	ErrModuleNotFound = errors.New("module not found")
+	ErrModuleNotFound = registry.ErrModuleNotFound
 )
 
 // LatestVersion asks App for an app's newest version.
-const LatestVersion = 0
+const LatestVersion = registry.LatestVersion
+
+var _ registry.Registry = (*Registry)(nil)
 
 // App is one version of an app definition.
-type App struct {
-	Name string
-	// Version counts from 1 for each app.
-	Version int
-	// Definition is opaque to the store (the server's app document).
-	Definition []byte
-	// Created is when this version was stored.
-	Created time.Time
-}
+type App = registry.App
 
 // PutApp stores definition as the next version of the app name (1 for a
 // new app) and returns it.
@@ -191,17 +189,7 @@ func (r *Registry) DeleteApp(ctx context.Context, name string) error {
 }
 
 // ModuleInfo describes a stored module.
-type ModuleInfo struct {
-	// SHA256 is the hex SHA-256 of the module's bytes: its identity.
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
-	// Name is a label for people; two modules may share it.
-	Name string `json:"name,omitempty"`
-	// Metadata is free-form (source, build, ABI version).
-	Metadata map[string]string `json:"metadata,omitempty"`
-	// Created is when the bytes were first stored.
-	Created time.Time `json:"created"`
-}
+type ModuleInfo = registry.ModuleInfo
 
 // PutModule stores a module's bytes under their SHA-256 with name and
 // metadata, and returns its info. Storing bytes already there keeps them

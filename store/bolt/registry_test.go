@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/registry"
+	"github.com/adkhost/adkhost/store/registry/registrytest"
 )
 
 func TestRegistryApps(t *testing.T) {
@@ -132,4 +134,8 @@ func TestRegistryModules(t *testing.T) {
 			t.Errorf("ModuleInfo(%q): %v", bad, err)
 		}
 	}
+}
+
+func TestRegistryConformance(t *testing.T) {
+	registrytest.Run(t, func(t *testing.T) registry.Registry { return open(t).Registry() })
 }

@@ -1,6 +1,12 @@
 package postgres_test
 
 import (
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/artifact/artifacttest"
+	"github.com/adkhost/adkhost/engine/memory"
+	"github.com/adkhost/adkhost/engine/memory/memorytest"
+	"github.com/adkhost/adkhost/store/registry"
+	"github.com/adkhost/adkhost/store/registry/registrytest"
 	"log/slog"
 	"os"
 	"testing"
@@ -34,4 +40,16 @@ func openURL(t testing.TB, url string) *postgres.DB {
 
 func TestSessionServiceConformance(t *testing.T) {
 	sessiontest.Run(t, func(t *testing.T) session.Service { return open(t).Sessions() })
+}
+
+func TestArtifactServiceConformance(t *testing.T) {
+	artifacttest.Run(t, func(t *testing.T) artifact.Service { return open(t).Artifacts() })
+}
+
+func TestMemoryServiceConformance(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) memory.Service { return open(t).Memory() })
+}
+
+func TestRegistryConformance(t *testing.T) {
+	registrytest.Run(t, func(t *testing.T) registry.Registry { return open(t).Registry() })
 }

@@ -31,9 +31,12 @@ type Config struct {
 // adkhost's own. It is safe for concurrent use; every replica opens its
 // own DB on the same database.
 type DB struct {
-	pool     *pgxpool.Pool
-	log      *slog.Logger
-	sessions *SessionService
+	pool      *pgxpool.Pool
+	log       *slog.Logger
+	sessions  *SessionService
+	artifacts *ArtifactService
+	memory    *MemoryService
+	registry  *Registry
 }
 
 // Open connects to the database named by url (a postgres:// URL or a
@@ -67,6 +70,9 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db.sessions = &SessionService{db: db}
+	db.artifacts = &ArtifactService{db: db}
+	db.memory = &MemoryService{db: db}
+	db.registry = &Registry{db: db}
 	return db, nil
 }
 
@@ -126,6 +132,15 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 
 // Sessions returns the session store (google-adk's tables).
 func (db *DB) Sessions() *SessionService { return db.sessions }
+
+// Artifacts returns the artifact store.
+func (db *DB) Artifacts() *ArtifactService { return db.artifacts }
+
+// Memory returns the memory store.
+func (db *DB) Memory() *MemoryService { return db.memory }
+
+// Registry returns the app and module registry.
+func (db *DB) Registry() *Registry { return db.registry }
 
 // Close closes the pool's connections, waiting for those in use.
 func (db *DB) Close() error {

@@ -62,6 +62,56 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS idx_events_app_user_session_ts_id ON events (app_name, user_id, session_id, timestamp DESC, id DESC);
 INSERT INTO adk_internal_metadata (key, value) VALUES ('schema_version', '1') ON CONFLICT (key) DO NOTHING;
 `},
+	{"adkhost artifacts, memories and registry", `
+CREATE TABLE adkhost_artifacts (
+	app_name TEXT NOT NULL,
+	user_id TEXT NOT NULL,
+	session_id TEXT NOT NULL, -- '' for a user: artifact
+	name TEXT NOT NULL,
+	version INTEGER NOT NULL,
+	part BYTEA NOT NULL,      -- the genai Part's JSON
+	PRIMARY KEY (app_name, user_id, session_id, name, version)
+);
+CREATE TABLE adkhost_memory_sessions (
+	app_name TEXT NOT NULL,
+	user_id TEXT NOT NULL,
+	session_id TEXT NOT NULL,
+	ordinal BIGSERIAL NOT NULL,
+	PRIMARY KEY (app_name, user_id, session_id)
+);
+CREATE TABLE adkhost_memories (
+	app_name TEXT NOT NULL,
+	user_id TEXT NOT NULL,
+	ordinal BIGINT NOT NULL,  -- the session's, from adkhost_memory_sessions
+	idx BIGINT NOT NULL,      -- from 1 within the session
+	memory_id TEXT NOT NULL,
+	record BYTEA NOT NULL,    -- memory.Record, JSON
+	PRIMARY KEY (app_name, user_id, ordinal, idx)
+);
+CREATE INDEX adkhost_memories_id ON adkhost_memories (app_name, user_id, memory_id);
+CREATE TABLE adkhost_memory_deleted (
+	app_name TEXT NOT NULL,
+	user_id TEXT NOT NULL,
+	memory_id TEXT NOT NULL,
+	PRIMARY KEY (app_name, user_id, memory_id)
+);
+CREATE TABLE adkhost_apps (
+	name TEXT NOT NULL,
+	version INTEGER NOT NULL,
+	created TIMESTAMPTZ NOT NULL,
+	definition BYTEA NOT NULL,
+	PRIMARY KEY (name, version)
+);
+CREATE TABLE adkhost_app_sequences (
+	name TEXT PRIMARY KEY,
+	last_version INTEGER NOT NULL
+);
+CREATE TABLE adkhost_modules (
+	sha256 BYTEA PRIMARY KEY,
+	info JSONB NOT NULL,
+	wasm BYTEA NOT NULL
+);
+`},
 }
 
 // SchemaVersion is the number of migrations this build knows.
