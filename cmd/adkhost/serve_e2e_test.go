@@ -74,7 +74,7 @@ func startServer(t *testing.T, dir string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, extra...)
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "ADKHOST_ADMIN_TOKEN=", "ADKHOST_RUN_TOKEN=")
+	cmd.Env = append(os.Environ(), "ADKHOST_ADMIN_TOKEN=", "ADKHOST_RUN_TOKEN=", "ADKHOST_MCP_TOKEN=")
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
