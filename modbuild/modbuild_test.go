@@ -72,3 +72,55 @@ func TestPythonMain(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func TestMissingTSRuntimeSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	_, err := FindTSRuntime(filepath.Join(dir, "nope"))
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "nope")+" (--ts-runtime): not there") ||
+		!strings.Contains(err.Error(), "make ts-runtime") {
+		t.Errorf("missing runtime: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "rt", "sdk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "rt", "sdk", "index.ts"), nil, 0o644)
+	t.Setenv(TSRuntimeEnv, filepath.Join(dir, "rt"))
+	_, err = FindTSRuntime("")
+	for _, want := range []string{"runtime.wasm (the runtime module)", "(esbuild)", "(wizer)", "incomplete", "make ts-runtime"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("incomplete runtime: %v lacks %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "TypeScript package") {
+		t.Errorf("the present part is reported missing: %v", err)
+	}
+}
+
+func TestTSEntry(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "types.d.ts"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "a.ts"), nil, 0o644)
+	if !(TypeScript{}).Accepts(dir) || (TypeScript{}).Accepts(filepath.Join(dir, "types.d.ts")) || (Python{}).Accepts(dir) {
+		t.Error("Accepts: a folder of .ts is TypeScript's, a .d.ts is not a source")
+	}
+	if e, err := tsEntry(dir, ""); err != nil || e != filepath.Join(dir, "a.ts") {
+		t.Errorf("one file: %s %v", e, err)
+	}
+	os.WriteFile(filepath.Join(dir, "b.js"), nil, 0o644)
+	if _, err := tsEntry(dir, ""); err == nil || !strings.Contains(err.Error(), "--main") {
+		t.Errorf("two files: %v", err)
+	}
+	if e, err := tsEntry(dir, "b.js"); err != nil || e != filepath.Join(dir, "b.js") {
+		t.Errorf("--main: %s %v", e, err)
+	}
+	if _, err := tsEntry(dir, "c.ts"); err == nil || !strings.Contains(err.Error(), "--main c.ts") {
+		t.Errorf("--main of a missing file: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "index.ts"), nil, 0o644)
+	if e, err := tsEntry(dir, ""); err != nil || e != filepath.Join(dir, "index.ts") {
+		t.Errorf("index.ts: %s %v", e, err)
+	}
+	if got := DefaultOutput(filepath.Join("x", "weather.ts")); got != filepath.Join("x", "weather.wasm") {
+		t.Errorf("DefaultOutput = %s", got)
+	}
+}

@@ -56,7 +56,10 @@ export class HostError extends Error {
 
   constructor(fn: string, status: number) {
     let msg = `${fn}: ${STATUS_NAMES[status] ?? `status ${status}`}`;
-    if (status === DENIED && fn in CAPABILITY) {
+    if (status === DENIED && fn === "http_request") {
+      msg += " (the destination is not among the hosts the app grants this module, or the module lacks " +
+        "the 'http' capability: capabilities(\"http\") or `module build --capabilities http`)";
+    } else if (status === DENIED && fn in CAPABILITY) {
       const cap = CAPABILITY[fn];
       msg += ` (the module needs the '${cap}' capability, asked for with capabilities("${cap}") ` +
         `or \`module build --capabilities ${cap}\`, and granted by the app)`;
