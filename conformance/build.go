@@ -133,6 +133,17 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		}
 		return &engine.AgentTool{Agent: a, SkipSummarization: at.SkipSummarization}, nil
 	}
+	if spec.ExampleTool != nil {
+		et := &engine.ExampleTool{}
+		for _, ex := range spec.ExampleTool {
+			e := engine.Example{Input: buildContent(ex.Input)}
+			for _, o := range ex.Output {
+				e.Output = append(e.Output, buildContent(o))
+			}
+			et.Examples = append(et.Examples, e)
+		}
+		return et, nil
+	}
 	// Built-in tools are the engine's own, in Wasm mode too.
 	switch spec.Builtin {
 	case "exit_loop":

@@ -95,7 +95,10 @@ type PlannerSpec struct {
 type ToolSpec struct {
 	Builtin string
 	// AgentTool, when set, makes the tool google-adk's AgentTool.
-	AgentTool         *AgentToolSpec
+	AgentTool *AgentToolSpec
+	// ExampleTool, when set, makes the tool google-adk's ExampleTool with
+	// these examples.
+	ExampleTool       []ExampleSpec
 	Name              string
 	Description       *string
 	Params            []ParamSpec
@@ -119,6 +122,12 @@ type ToolSpec struct {
 type AgentToolSpec struct {
 	Agent             *AgentSpec
 	SkipSummarization bool
+}
+
+// ExampleSpec is one few-shot example of an example_tool (§1.4).
+type ExampleSpec struct {
+	Input  *ContentSpec
+	Output []*ContentSpec
 }
 
 // ConfirmationSpec is a tool's request_confirmation behaviour (§1.4).
@@ -873,6 +882,28 @@ func decodeTool(n *node, where string, names map[string]bool) *ToolSpec {
 		}
 		checkKeys(at, where+".agent_tool", "agent", "skip_summarization")
 		return &ToolSpec{AgentTool: &AgentToolSpec{Agent: decodeAgent(at.get("agent"), names), SkipSummarization: truthy(at.get("skip_summarization"))}}
+	}
+	if n.has("example_tool") {
+		checkKeys(n, where, "example_tool")
+		et := n.get("example_tool")
+		if et.kind != kindMap {
+			failf(et, "%s.example_tool: expected {examples: [...]}", where)
+		}
+		checkKeys(et, where+".example_tool", "examples")
+		t := &ToolSpec{ExampleTool: []ExampleSpec{}}
+		for i, ex := range asList(orNull(et.get("examples")), where+".example_tool.examples") {
+			w := fmt.Sprintf("%s.example_tool.examples[%d]", where, i)
+			checkKeys(ex, w, "input", "output")
+			if ex.get("input") == nil {
+				failf(ex, "%s: input is required", w)
+			}
+			spec := ExampleSpec{Input: decodeContent(ex.get("input"), w+".input", "user")}
+			for j, o := range asList(orNull(ex.get("output")), w+".output") {
+				spec.Output = append(spec.Output, decodeContent(o, fmt.Sprintf("%s.output[%d]", w, j), "model"))
+			}
+			t.ExampleTool = append(t.ExampleTool, spec)
+		}
+		return t
 	}
 	if n.has("builtin") {
 		checkKeys(n, where, "builtin")

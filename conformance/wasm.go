@@ -267,7 +267,7 @@ func hooksSpec(hooks map[string][]*Behaviour) (map[string][]*wasmspec.Item, erro
 func (r *wasmRun) agent(spec *AgentSpec) (agentCallbacks, *host.Module, error) {
 	s := &wasmspec.Spec{Tools: map[string]*wasmspec.ToolSpec{}}
 	for _, t := range spec.Tools {
-		if t.Builtin == "" && t.AgentTool == nil {
+		if t.Builtin == "" && t.AgentTool == nil && t.ExampleTool == nil {
 			s.Tools[t.Name] = toolSpec(t)
 		}
 	}

@@ -908,6 +908,21 @@ class Builder:
       from google.adk.tools.agent_tool import AgentTool
       return AgentTool(agent=self.agent(at['agent']),
                        skip_summarization=bool(at.get('skip_summarization')))
+    if 'example_tool' in spec:
+      _check_keys('tool', spec, {'example_tool'})
+      et = spec['example_tool']
+      _check_keys('example_tool', et, {'examples'})
+      from google.adk.examples.example import Example
+      from google.adk.tools.example_tool import ExampleTool
+      examples = []
+      for i, ex in enumerate(et.get('examples') or []):
+        where = f'example_tool.examples[{i}]'
+        _check_keys(where, ex, {'input', 'output'})
+        examples.append(Example(
+            input=build_content(ex['input'], where + '.input', 'user'),
+            output=[build_content(o, f'{where}.output[{j}]', 'model')
+                    for j, o in enumerate(ex.get('output') or [])]))
+      return ExampleTool(examples=examples)
     return build_tool(spec, self.log)
 
   def agent(self, spec: dict[str, Any]):

@@ -205,3 +205,47 @@ tools:
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestExampleToolConfig: google-adk's ExampleTool config shape loads with
+// its examples (integers kept apart from floats, as Python prints them);
+// a Python provider reference and malformed examples are refused.
+func TestExampleToolConfig(t *testing.T) {
+	fs := map[string][]byte{"root_agent.yaml": []byte(`name: a
+model: scripted
+instruction: Help.
+tools:
+  - name: google.adk.tools.ExampleTool
+    args:
+      examples:
+        - input: {role: user, parts: [{text: Add 2 and 0.5.}]}
+          output:
+            - {role: model, parts: [{function_call: {name: add, args: {a: 2, b: 0.5}}}]}
+            - {role: user, parts: [{function_response: {name: add, response: {result: 2.5, n: 1}}}]}
+            - {role: model, parts: [{text: It is 2.5.}]}
+`), "scripted_model.yaml": []byte("rules:\n  - respond: {text: ok}\n")}
+	app := load(t, "app", fs, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+	tools := app.Root.(*engine.LlmAgent).Config().Tools
+	et, ok := tools[0].(*engine.ExampleTool)
+	if len(tools) != 1 || !ok || len(et.Examples) != 1 || len(et.Examples[0].Output) != 3 {
+		t.Fatalf("tools = %#v", tools)
+	}
+	si := engine.ExamplesInstruction(et.Examples, "scripted")
+	for _, want := range []string{"[user]\nAdd 2 and 0.5.\n[model]\n```tool_code\nadd(a=2, b=0.5)\n```\n", "'response': {'n': 1, 'result': 2.5}}", "[model]\nIt is 2.5.\nEnd example"} {
+		if !strings.Contains(si, want) {
+			t.Errorf("instruction lacks %q:\n%s", want, si)
+		}
+	}
+	for yaml, want := range map[string]string{
+		"  - name: ExampleTool\n": "tools[0]: ExampleTool needs args",
+		"  - name: ExampleTool\n    args: {examples: my.module.provider}\n":                         "not supported: Python code references (my.module.provider)",
+		"  - name: ExampleTool\n    args: {examples: [{output: []}]}\n":                             "an example needs input",
+		"  - name: ExampleTool\n    args: {examples: [{input: {role: user, parts: [{txt: x}]}}]}\n": `unknown field "txt" of genai Part`,
+		"  - name: ExampleTool\n    args: {exampels: []}\n":                                         `unknown field "exampels" (did you mean examples?)`,
+	} {
+		fs["root_agent.yaml"] = []byte("name: a\nmodel: scripted\ninstruction: x\ntools:\n" + yaml)
+		_, err := appdef.Load(context.Background(), appdef.Source{Name: "app", Files: fs}, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", yaml, err, want)
+		}
+	}
+}

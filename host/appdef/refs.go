@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/genai"
+
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/tool"
@@ -58,7 +60,7 @@ var builtins = map[string]tool.Tool{
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, transfer_to_agent, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, transfer_to_agent, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), ExampleTool ({name: ExampleTool, args: {examples: [{input: <content>, output: [<content>]}]}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
@@ -251,6 +253,152 @@ func (l *loader) parseVertexSearch(t *toolRef, args *entry) bool {
 	return true
 }
 
+// exampleToolNames are the spellings of google-adk's ExampleTool.
+var exampleToolNames = map[string]bool{
+	"ExampleTool": true, "google.adk.tools.ExampleTool": true,
+	"google.adk.tools.example_tool.ExampleTool": true,
+}
+
+// parseExampleTool reads {name: ExampleTool, args: {examples: [{input:
+// <Content>, output: [<Content>, ...]}, ...]}} (google-adk's
+// ExampleToolConfig); an example provider named by a Python reference
+// cannot run here.
+func (l *loader) parseExampleTool(t *toolRef, args *entry) bool {
+	const want = "want {examples: [{input: <content>, output: [<content>, ...]}, ...]}"
+	if args == nil || args.val.isNull() {
+		l.add(t.at.errf("ExampleTool needs args: %s", want))
+		return false
+	}
+	entries, ok := args.val.mapping()
+	if !ok {
+		l.add(args.val.errf("%s, got %s", want, args.val.kind()))
+		return false
+	}
+	var examples *entry
+	for i, e := range entries {
+		if e.key != "examples" {
+			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"examples"})))
+			return false
+		}
+		examples = &entries[i]
+	}
+	if examples == nil {
+		l.add(args.val.errf("ExampleTool needs examples: %s", want))
+		return false
+	}
+	if s, ok := examples.val.str(); ok {
+		l.add(examples.val.errf("not supported: Python code references (%s); list the examples themselves", s))
+		return false
+	}
+	items, ok := examples.val.list()
+	if !ok {
+		l.add(examples.val.errf("want a list of {input: <content>, output: [<content>, ...]}, got %s", examples.val.kind()))
+		return false
+	}
+	et := &engine.ExampleTool{Examples: []engine.Example{}}
+	good := true
+	for _, item := range items {
+		fields, ok := item.mapping()
+		if !ok {
+			l.add(item.errf("want {input: <content>, output: [<content>, ...]}, got %s", item.kind()))
+			good = false
+			continue
+		}
+		var ex engine.Example
+		hasInput := false
+		for _, f := range fields {
+			switch f.key {
+			case "input":
+				hasInput = true
+				ex.Input = l.exampleContent(f.val)
+				good = good && ex.Input != nil
+			case "output":
+				outs, ok := f.val.list()
+				if !ok {
+					l.add(f.val.errf("want a list of contents, got %s", f.val.kind()))
+					good = false
+					continue
+				}
+				for _, o := range outs {
+					c := l.exampleContent(o)
+					good = good && c != nil
+					ex.Output = append(ex.Output, c)
+				}
+			default:
+				l.add(f.keyAt.errf("unknown field %q%s", f.key, didYouMean(f.key, []string{"input", "output"})))
+				good = false
+			}
+		}
+		if !hasInput {
+			l.add(item.errf("an example needs input: <content>"))
+			good = false
+		}
+		et.Examples = append(et.Examples, ex)
+	}
+	if !good {
+		return false
+	}
+	t.configured = et
+	return true
+}
+
+// exampleContent decodes a genai Content of an example, keeping integers
+// of function call arguments and responses apart from floats, since the
+// examples print them as Python does (1, not 1.0).
+func (l *loader) exampleContent(v val) *genai.Content {
+	c := &genai.Content{}
+	if !l.decodeTyped(v, c) {
+		return nil
+	}
+	fields, _ := v.mapping()
+	for _, f := range fields {
+		if f.key != "parts" {
+			continue
+		}
+		parts, _ := f.val.list()
+		for i, pv := range parts {
+			if i >= len(c.Parts) || c.Parts[i] == nil {
+				continue
+			}
+			pf, _ := pv.mapping()
+			for _, e := range pf {
+				inner, _ := e.val.mapping()
+				for _, x := range inner {
+					switch {
+					case (e.key == "function_call" || e.key == "functionCall") && x.key == "args" && c.Parts[i].FunctionCall != nil:
+						c.Parts[i].FunctionCall.Args, _ = exactPlain(x.val).(map[string]any)
+					case (e.key == "function_response" || e.key == "functionResponse") && x.key == "response" && c.Parts[i].FunctionResponse != nil:
+						c.Parts[i].FunctionResponse.Response, _ = exactPlain(x.val).(map[string]any)
+					}
+				}
+			}
+		}
+	}
+	return c
+}
+
+// exactPlain is v.plain() with integers as int64.
+func exactPlain(v val) any {
+	if m, ok := v.mapping(); ok {
+		out := make(map[string]any, len(m))
+		for _, e := range m {
+			out[e.key] = exactPlain(e.val)
+		}
+		return out
+	}
+	if items, ok := v.list(); ok {
+		out := make([]any, len(items))
+		for i, e := range items {
+			out[i] = exactPlain(e)
+		}
+		return out
+	}
+	if n, ok := v.integer(); ok {
+		return n
+	}
+	return v.plain()
+}
+
 // parseBuiltinTool resolves a google-adk tool name.
 func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	s, ok := l.str(name.val)
@@ -262,6 +410,9 @@ func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	}
 	if vertexSearchNames[s] {
 		return l.parseVertexSearch(t, args)
+	}
+	if exampleToolNames[s] {
+		return l.parseExampleTool(t, args)
 	}
 	canon, known := builtinTools[s]
 	switch {
