@@ -15,10 +15,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/host/appdef"
 	"github.com/adkhost/adkhost/host/server"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/postgres"
 )
 
 // version is reported by GET /version; set with -ldflags "-X main.version=…".
@@ -38,7 +40,7 @@ func defaultDataDir() string {
 
 type serveFlags struct {
 	addr, data, adminToken, adminTokenFile, runToken, mcpToken, otelEndpoint, logLevel, devUI, store string
-	drain, guestIdle, mcpSessionTimeout                                                              time.Duration
+	drain, guestIdle, mcpSessionTimeout, storeConnectTimeout                                         time.Duration
 	guestMemory                                                                                      int64
 	strict                                                                                           bool
 	limits                                                                                           server.Limits
@@ -50,7 +52,8 @@ func newServe() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the admin API (/admin/v1) and google-adk's run API",
 		Long: "Serves apps registered through the admin API from a bbolt store in --data\n" +
-			"(DIR/adkhost.db, compiled modules in DIR/cache). The admin token comes from\n" +
+			"(DIR/adkhost.db, compiled modules in DIR/cache), or from PostgreSQL with\n" +
+			"--store postgres://... (replicas share it; each keeps its compile cache in DIR). The admin token comes from\n" +
 			"--admin-token, ADKHOST_ADMIN_TOKEN or --admin-token-file; without any, one is\n" +
 			"generated at first start into DIR/admin-token (mode 0600).\n" +
 			"SIGINT or SIGTERM drains the runs in flight, then closes the store.",
@@ -61,7 +64,8 @@ func newServe() *cobra.Command {
 	fl.StringVar(&f.addr, "addr", ":8000", "listen address")
 	fl.StringVar(&f.data, "data", defaultDataDir(), "data directory (store, compile cache, generated token); env ADKHOST_DATA")
 	fl.BoolVar(&f.strict, "strict", false, "refuse an app whose model has no backend on this server (by default it registers with a warning and its model calls fail, as google-adk loads such a config)")
-	fl.StringVar(&f.store, "store", cmp.Or(os.Getenv("ADKHOST_STORE"), "bolt"), "where sessions, apps and modules live: bolt (DIR/adkhost.db) or memory (ephemeral, for development and benchmarks); env ADKHOST_STORE")
+	fl.StringVar(&f.store, "store", cmp.Or(os.Getenv("ADKHOST_STORE"), "bolt"), "where sessions, apps and modules live: bolt (DIR/adkhost.db), memory (ephemeral, for development and benchmarks) or postgres://USER:PASS@HOST:PORT/DB (shared by replicas and with google-adk's DatabaseSessionService); env ADKHOST_STORE")
+	fl.DurationVar(&f.storeConnectTimeout, "store-connect-timeout", time.Minute, "how long a postgres:// store is retried at start, with backoff, before serve gives up")
 	fl.StringVar(&f.adminToken, "admin-token", "", "admin API bearer token (default: env ADKHOST_ADMIN_TOKEN, then --admin-token-file)")
 	fl.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin token (default DIR/admin-token, generated if missing)")
 	fl.StringVar(&f.runToken, "run-token", os.Getenv("ADKHOST_RUN_TOKEN"), "bearer token required by the run API (default: open; env ADKHOST_RUN_TOKEN)")
@@ -112,11 +116,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	db, err := openStore(f.store, f.data, log)
+	st, err := openStore(ctx, f, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer st.close()
 	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(f.data, "cache"), Logger: log,
 		MemoryBudget: f.guestMemory, IdleTimeout: f.guestIdle})
 	if err != nil {
@@ -129,8 +133,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	// Memories live in the store file, so they survive restarts.
-	cfg := server.Config{DB: db, Runtime: rt, AdminToken: token, RunToken: f.runToken, MCPToken: mcpToken, MCPSessionTimeout: f.mcpSessionTimeout, Memory: db.Memory(), StrictModels: f.strict,
+	// Memories live in the store, so they survive restarts.
+	cfg := server.Config{Stores: st.stores, Runtime: rt, AdminToken: token, RunToken: f.runToken, MCPToken: mcpToken, MCPSessionTimeout: f.mcpSessionTimeout, Memory: st.memory, StrictModels: f.strict,
 		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log, DevUIDir: f.devUI}
 	if tp != nil {
 		cfg.Tracer = tp
@@ -145,33 +149,58 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	return srv.Serve(ctx, ln, f.drain)
 }
 
+// openedStore is the store serve runs on.
+type openedStore struct {
+	stores server.Stores
+	memory memory.Service
+	close  func() error
+}
+
 // openStore opens the store --store names: "bolt" (the default), DIR's
 // adkhost.db; "memory", an ephemeral store for development and
 // benchmarks: bbolt in a temporary file without fsync, removed at exit,
-// so nothing survives the process.
-func openStore(kind, data string, log *slog.Logger) (*bolt.DB, error) {
+// so nothing survives the process; a postgres:// URL, a PostgreSQL
+// database shared by replicas (and by google-adk apps), reached within
+// --store-connect-timeout.
+func openStore(ctx context.Context, f serveFlags, log *slog.Logger) (*openedStore, error) {
+	kind := f.store
+	if strings.HasPrefix(kind, "postgres://") || strings.HasPrefix(kind, "postgresql://") {
+		db, err := postgres.Open(ctx, kind, postgres.Config{ConnectTimeout: f.storeConnectTimeout, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("--store: %w", err)
+		}
+		return &openedStore{
+			stores: server.Stores{Sessions: db.Sessions(), Artifacts: db.Artifacts(), Registry: db.Registry()},
+			memory: db.Memory(), close: db.Close,
+		}, nil
+	}
+	var db *bolt.DB
 	switch kind {
 	case "", "bolt":
-		db, err := bolt.Open(filepath.Join(data, "adkhost.db"), bolt.Config{})
+		var err error
+		db, err = bolt.Open(filepath.Join(f.data, "adkhost.db"), bolt.Config{})
 		if err != nil {
 			return nil, fmt.Errorf("opening the store: %w", err)
 		}
-		return db, nil
 	case "memory":
 		dir, err := os.MkdirTemp("", "adkhost-memory-store")
 		if err != nil {
 			return nil, fmt.Errorf("--store memory: %w", err)
 		}
-		db, err := bolt.Open(filepath.Join(dir, "adkhost.db"), bolt.Config{NoSync: true})
+		db, err = bolt.Open(filepath.Join(dir, "adkhost.db"), bolt.Config{NoSync: true})
 		// Removed now: the open file lives on until the process ends.
 		os.RemoveAll(dir)
 		if err != nil {
 			return nil, fmt.Errorf("--store memory: %w", err)
 		}
 		log.Warn("--store memory: sessions, apps and modules last only as long as this process")
-		return db, nil
+	default:
+		return nil, fmt.Errorf("--store %q: want bolt (the default, in --data), memory (ephemeral) or a postgres:// URL", postgres.Redact(kind))
 	}
-	return nil, fmt.Errorf("--store %q: want bolt (the default, in --data) or memory (ephemeral)", kind)
+	return &openedStore{
+		stores: server.Stores{Sessions: db.Sessions(), Artifacts: db.Artifacts(), Registry: db.Registry()},
+		memory: db.Memory(), close: db.Close,
+	}, nil
 }
 
 // defaultGuestMemory is half the machine's memory (MemTotal of

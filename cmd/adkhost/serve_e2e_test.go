@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adkhost/adkhost/internal/pgtest"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/store/bolt"
 )
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	pgtest.Shutdown()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -435,7 +437,7 @@ func TestServeMemoryStore(t *testing.T) {
 		t.Errorf("no warning that nothing survives:\n%s", srv.stderr)
 	}
 	_, errOut, err := cli(t, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "d2"), "--store", "redis")
-	if err == nil || !strings.Contains(errOut, `want bolt (the default, in --data) or memory`) {
+	if err == nil || !strings.Contains(errOut, `want bolt (the default, in --data), memory (ephemeral) or a postgres:// URL`) {
 		t.Errorf("--store redis: %v %s", err, errOut)
 	}
 }

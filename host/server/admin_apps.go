@@ -57,7 +57,7 @@ func (s *Server) putApp(c echo.Context) error {
 	if err != nil {
 		return loadError(err)
 	}
-	stored, err := s.cfg.DB.Registry().PutApp(ctx, name, mustJSON(def))
+	stored, err := s.cfg.Stores.Registry.PutApp(ctx, name, mustJSON(def))
 	if err != nil {
 		la.retire()
 		return wrapErr(http.StatusInternalServerError, "storing the app", err)
@@ -194,7 +194,7 @@ func (s *Server) describeApp(la *loadedApp, withFiles bool) appJSON {
 }
 
 func (s *Server) listApps(c echo.Context) error {
-	stored, err := s.cfg.DB.Registry().Apps(c.Request().Context())
+	stored, err := s.cfg.Stores.Registry.Apps(c.Request().Context())
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "listing apps", err)
 	}
@@ -227,7 +227,7 @@ func (s *Server) appStatus(a bolt.App) appJSON {
 func (s *Server) getApp(c echo.Context) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
-	a, err := s.cfg.DB.Registry().App(ctx, name, bolt.LatestVersion)
+	a, err := s.cfg.Stores.Registry.App(ctx, name, bolt.LatestVersion)
 	if errors.Is(err, bolt.ErrAppNotFound) {
 		return errorf(http.StatusNotFound, "app "+strconv.Quote(name)+" not found")
 	}
@@ -246,7 +246,7 @@ func (s *Server) getApp(c echo.Context) error {
 			out.Files[p] = string(b)
 		}
 	}
-	if out.Versions, err = s.cfg.DB.Registry().AppVersions(ctx, name); err != nil {
+	if out.Versions, err = s.cfg.Stores.Registry.AppVersions(ctx, name); err != nil {
 		return wrapErr(http.StatusInternalServerError, "reading app versions", err)
 	}
 	return c.JSON(http.StatusOK, out)
@@ -259,14 +259,14 @@ func (s *Server) deleteApp(c echo.Context) error {
 	s.adminMu.Lock()
 	defer s.adminMu.Unlock()
 	ctx := c.Request().Context()
-	_, err := s.cfg.DB.Registry().AppVersions(ctx, name)
+	_, err := s.cfg.Stores.Registry.AppVersions(ctx, name)
 	if errors.Is(err, bolt.ErrAppNotFound) {
 		return errorf(http.StatusNotFound, "app "+strconv.Quote(name)+" not found")
 	}
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "reading app", err)
 	}
-	if err := s.cfg.DB.Registry().DeleteApp(ctx, name); err != nil {
+	if err := s.cfg.Stores.Registry.DeleteApp(ctx, name); err != nil {
 		return wrapErr(http.StatusInternalServerError, "deleting app", err)
 	}
 	s.apps.remove(name)

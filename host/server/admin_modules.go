@@ -79,16 +79,16 @@ func (s *Server) putModule(c echo.Context) error {
 	}
 	s.adminMu.Lock()
 	defer s.adminMu.Unlock()
-	prev, existsErr := s.cfg.DB.Registry().ModuleInfo(ctx, strings.TrimPrefix(m.Digest(), "sha256:"))
+	prev, existsErr := s.cfg.Stores.Registry.ModuleInfo(ctx, strings.TrimPrefix(m.Digest(), "sha256:"))
 	unchanged := existsErr == nil && prev.Name == name
-	info, err := s.cfg.DB.Registry().PutModule(ctx, wasm, name, meta)
+	info, err := s.cfg.Stores.Registry.PutModule(ctx, wasm, name, meta)
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "storing the module", err)
 	}
 	out := toModuleJSON(info)
 	out.Describe = d
 	out.Unchanged = unchanged
-	if newest, err := findModule(ctx, s.cfg.DB.Registry(), name, ""); err == nil {
+	if newest, err := findModule(ctx, s.cfg.Stores.Registry, name, ""); err == nil {
 		out.Newest = newest.SHA256 == info.SHA256
 	}
 	if out.Newest && !unchanged {
@@ -110,7 +110,7 @@ func (s *Server) putModule(c echo.Context) error {
 // in flight finish on the version they started with; an app that fails to
 // reload keeps serving its current version. The caller holds adminMu.
 func (s *Server) followNewest(ctx context.Context, name string) (reloaded []string, failed map[string]string) {
-	all, err := s.cfg.DB.Registry().Modules(ctx)
+	all, err := s.cfg.Stores.Registry.Modules(ctx)
 	if err != nil {
 		return nil, map[string]string{"*": "listing modules: " + err.Error()}
 	}
@@ -125,7 +125,7 @@ func (s *Server) followNewest(ctx context.Context, name string) (reloaded []stri
 		if la == nil || !usesAny(la, ofName) {
 			continue
 		}
-		stored, err := s.cfg.DB.Registry().App(ctx, appName, la.version)
+		stored, err := s.cfg.Stores.Registry.App(ctx, appName, la.version)
 		var def definition
 		if err == nil {
 			def, err = decodeDefinition(stored.Definition)
@@ -193,7 +193,7 @@ func refusalReason(err error) string {
 }
 
 func (s *Server) listModules(c echo.Context) error {
-	all, err := s.cfg.DB.Registry().Modules(c.Request().Context())
+	all, err := s.cfg.Stores.Registry.Modules(c.Request().Context())
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "listing modules", err)
 	}
@@ -223,7 +223,7 @@ func (s *Server) listModules(c echo.Context) error {
 // ("sha256:<hex>" or the bare hex), or every module uploaded under a name.
 func (s *Server) moduleRefs(c echo.Context, ref string) ([]bolt.ModuleInfo, error) {
 	ctx := c.Request().Context()
-	reg := s.cfg.DB.Registry()
+	reg := s.cfg.Stores.Registry
 	hex := strings.TrimPrefix(ref, "sha256:")
 	if isHexDigest(hex) {
 		info, err := reg.ModuleInfo(ctx, hex)
@@ -298,7 +298,7 @@ func (s *Server) getModule(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	wasm, info, err := s.cfg.DB.Registry().Module(ctx, infos[0].SHA256)
+	wasm, info, err := s.cfg.Stores.Registry.Module(ctx, infos[0].SHA256)
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "reading module", err)
 	}
@@ -331,7 +331,7 @@ func (s *Server) deleteModule(c echo.Context) error {
 		}
 	}
 	for _, info := range infos {
-		if err := s.cfg.DB.Registry().DeleteModule(c.Request().Context(), info.SHA256); err != nil {
+		if err := s.cfg.Stores.Registry.DeleteModule(c.Request().Context(), info.SHA256); err != nil {
 			return wrapErr(http.StatusInternalServerError, "deleting module", err)
 		}
 		s.log.Info("module deleted", "name", info.Name, "digest", "sha256:"+info.SHA256)

@@ -13,7 +13,7 @@ import (
 )
 
 func (s *Server) listArtifacts(c echo.Context) error {
-	names, err := s.cfg.DB.Artifacts().List(c.Request().Context(), c.Param("app"), c.Param("user"), c.Param("session"))
+	names, err := s.cfg.Stores.Artifacts.List(c.Request().Context(), c.Param("app"), c.Param("user"), c.Param("session"))
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "listing artifacts", err)
 	}
@@ -58,7 +58,7 @@ func (s *Server) getArtifact(c echo.Context) error {
 	ctx := c.Request().Context()
 	k := s.artifactKey(c, name)
 	if list {
-		vs, err := s.cfg.DB.Artifacts().Versions(ctx, k)
+		vs, err := s.cfg.Stores.Artifacts.Versions(ctx, k)
 		if err != nil {
 			return wrapErr(http.StatusInternalServerError, "listing artifact versions", err)
 		}
@@ -73,7 +73,7 @@ func (s *Server) getArtifact(c echo.Context) error {
 			return errorf(http.StatusUnprocessableEntity, "Invalid version ID")
 		}
 	}
-	part, err := s.cfg.DB.Artifacts().Load(ctx, k, version)
+	part, err := s.cfg.Stores.Artifacts.Load(ctx, k, version)
 	if errors.Is(err, artifact.ErrNotFound) {
 		return errorf(http.StatusNotFound, "Artifact not found")
 	}
@@ -92,7 +92,7 @@ func (s *Server) deleteArtifact(c echo.Context) error {
 	if list {
 		return errorf(http.StatusMethodNotAllowed, "cannot delete a version list: DELETE the artifact")
 	}
-	if err := s.cfg.DB.Artifacts().Delete(c.Request().Context(), s.artifactKey(c, name)); err != nil {
+	if err := s.cfg.Stores.Artifacts.Delete(c.Request().Context(), s.artifactKey(c, name)); err != nil {
 		return wrapErr(http.StatusInternalServerError, "deleting artifact", err)
 	}
 	return c.JSON(http.StatusOK, nil)

@@ -9,10 +9,13 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/memory"
+	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/host/appdef"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/registry"
 )
 
 // Loader builds an app from its definition; appdef.Load is the default.
@@ -53,9 +56,14 @@ func (l Limits) withDefaults() Limits {
 
 // Config configures New.
 type Config struct {
-	// DB stores sessions, artifacts, apps and modules; required. The
-	// server does not close it.
+	// DB stores sessions, artifacts, apps and modules in a bbolt file;
+	// it fills Stores when Stores is not set. The server does not close
+	// it.
 	DB *bolt.DB
+	// Stores are where sessions, artifacts, apps and modules live (e.g.
+	// store/postgres's, shared by replicas); DB or all of Stores is
+	// required.
+	Stores Stores
 	// StrictModels refuses an app whose model has no configured backend
 	// (appdef.Env.StrictModels); by default it registers with a warning,
 	// and its model calls fail, as google-adk loads such a config.
@@ -101,10 +109,20 @@ type Config struct {
 	DevUIDir string
 }
 
+// Stores are the services a server keeps its state in.
+type Stores struct {
+	Sessions  session.Service
+	Artifacts artifact.Service
+	Registry  registry.Registry
+}
+
 func (c *Config) check() error {
 	var errs []error
-	if c.DB == nil {
-		errs = append(errs, errors.New("server: Config.DB is required"))
+	if c.Stores == (Stores{}) && c.DB != nil {
+		c.Stores = Stores{Sessions: c.DB.Sessions(), Artifacts: c.DB.Artifacts(), Registry: c.DB.Registry()}
+	}
+	if c.Stores.Sessions == nil || c.Stores.Artifacts == nil || c.Stores.Registry == nil {
+		errs = append(errs, errors.New("server: Config.DB, or Config.Stores with sessions, artifacts and registry, is required"))
 	}
 	if c.Runtime == nil {
 		errs = append(errs, errors.New("server: Config.Runtime is required"))

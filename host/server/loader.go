@@ -13,6 +13,7 @@ import (
 	"github.com/adkhost/adkhost/host/appdef"
 	"github.com/adkhost/adkhost/internal/suggest"
 	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/registry"
 )
 
 // definition is what the registry stores for an app version: the files of
@@ -36,7 +37,7 @@ func decodeDefinition(b []byte) (definition, error) {
 // registry: "sha256:<hex>", "<name>@sha256:<hex>", "<name>" (the newest
 // module uploaded under that name) or "<name>@<version>" (the newest with
 // that describe version).
-type RegistryModules struct{ Registry *bolt.Registry }
+type RegistryModules struct{ Registry registry.Registry }
 
 // ResolveModule implements appdef.Modules.
 func (r RegistryModules) ResolveModule(ctx context.Context, ref string) ([]byte, string, error) {
@@ -71,7 +72,7 @@ func (r RegistryModules) ResolveModule(ctx context.Context, ref string) ([]byte,
 
 // uniqueDigest expands a short digest (a prefix, as `module list` shows
 // it) to the one stored digest it starts.
-func uniqueDigest(ctx context.Context, reg *bolt.Registry, prefix string) (string, error) {
+func uniqueDigest(ctx context.Context, reg registry.Registry, prefix string) (string, error) {
 	all, err := reg.Modules(ctx)
 	if err != nil {
 		return "", fmt.Errorf("listing modules: %w", err)
@@ -93,7 +94,7 @@ func uniqueDigest(ctx context.Context, reg *bolt.Registry, prefix string) (strin
 
 // findModule returns the newest module uploaded under name (with that
 // describe version, if version is set).
-func findModule(ctx context.Context, reg *bolt.Registry, name, version string) (bolt.ModuleInfo, error) {
+func findModule(ctx context.Context, reg registry.Registry, name, version string) (bolt.ModuleInfo, error) {
 	all, err := reg.Modules(ctx)
 	if err != nil {
 		return bolt.ModuleInfo{}, fmt.Errorf("listing modules: %w", err)
@@ -135,7 +136,7 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 	// A module owner of this load's own: closing a replaced version's
 	// pools must leave the new version's alone (same bytes, same app).
 	owner := fmt.Sprintf("%s#%d", name, s.loads.Add(1))
-	env := appdef.Env{Runtime: s.cfg.Runtime, Modules: RegistryModules{s.cfg.DB.Registry()}, Models: s.cfg.Models,
+	env := appdef.Env{Runtime: s.cfg.Runtime, Modules: RegistryModules{s.cfg.Stores.Registry}, Models: s.cfg.Models,
 		Logger: s.log, Owner: owner, StrictModels: s.cfg.StrictModels} // appdef adds the "app" attribute itself
 	app, err := s.cfg.Load(ctx, src, env)
 	if err != nil {
@@ -148,8 +149,8 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 	runner, err := engine.NewRunner(engine.RunnerConfig{
 		AppName:    name,
 		Agent:      app.Root,
-		Sessions:   s.cfg.DB.Sessions(),
-		Artifacts:  s.cfg.DB.Artifacts(),
+		Sessions:   s.cfg.Stores.Sessions,
+		Artifacts:  s.cfg.Stores.Artifacts,
 		Plugins:    plugins,
 		Logger:     s.log.With("app", name),
 		Memory:     s.cfg.Memory,
@@ -167,7 +168,7 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 // that fails is logged and recorded, and the others still load: one broken
 // definition must not keep the server down.
 func (s *Server) loadRegistered(ctx context.Context) error {
-	apps, err := s.cfg.DB.Registry().Apps(ctx)
+	apps, err := s.cfg.Stores.Registry.Apps(ctx)
 	if err != nil {
 		return fmt.Errorf("server: listing registered apps: %w", err)
 	}

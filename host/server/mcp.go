@@ -290,7 +290,7 @@ func toolError(msg string) *mcp.CallToolResult {
 // ensureSession creates the adkhost session of an MCP session on its first
 // tool call.
 func (s *Server) ensureSession(ctx context.Context, app, user, id string) error {
-	svc := s.cfg.DB.Sessions()
+	svc := s.cfg.Stores.Sessions
 	_, err := svc.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: id, NumRecentEvents: 1})
 	if errors.Is(err, session.ErrNotFound) {
 		_, err = svc.Create(ctx, &session.CreateRequest{AppName: app, UserID: user, SessionID: id})

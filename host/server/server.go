@@ -44,7 +44,7 @@ type Server struct {
 	adminMu sync.Mutex
 }
 
-// New builds a server and loads every app registered in cfg.DB. Apps that
+// New builds a server and loads every app registered in its registry. Apps that
 // fail to load are logged and reported by the admin API; they do not fail
 // New.
 func New(ctx context.Context, cfg Config) (*Server, error) {

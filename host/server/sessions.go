@@ -85,7 +85,7 @@ func (s *Server) create(c echo.Context, id string, state map[string]any) error {
 	if err := s.knownApp(app); err != nil {
 		return err
 	}
-	sess, err := s.cfg.DB.Sessions().Create(c.Request().Context(), &session.CreateRequest{AppName: app, UserID: c.Param("user"), SessionID: id, State: state})
+	sess, err := s.cfg.Stores.Sessions.Create(c.Request().Context(), &session.CreateRequest{AppName: app, UserID: c.Param("user"), SessionID: id, State: state})
 	if errors.Is(err, session.ErrAlreadyExists) {
 		return errorf(http.StatusConflict, "Session already exists: "+id)
 	}
@@ -103,7 +103,7 @@ func (s *Server) getSessionOr404(c echo.Context) (*session.Session, error) {
 // sessionOr404 reads session id of the route's app and user, answering
 // 404 if there is none.
 func (s *Server) sessionOr404(c echo.Context, id string) (*session.Session, error) {
-	sess, err := s.cfg.DB.Sessions().Get(c.Request().Context(), &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: id})
+	sess, err := s.cfg.Stores.Sessions.Get(c.Request().Context(), &session.GetRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: id})
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, sessionNotFound(c.Param("app"), c.Param("user"), id)
 	}
@@ -129,7 +129,7 @@ func (s *Server) getSession(c echo.Context) error {
 }
 
 func (s *Server) listSessions(c echo.Context) error {
-	list, err := s.cfg.DB.Sessions().List(c.Request().Context(), &session.ListRequest{AppName: c.Param("app"), UserID: c.Param("user")})
+	list, err := s.cfg.Stores.Sessions.List(c.Request().Context(), &session.ListRequest{AppName: c.Param("app"), UserID: c.Param("user")})
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "listing sessions", err)
 	}
@@ -142,7 +142,7 @@ func (s *Server) listSessions(c echo.Context) error {
 
 // deleteSession answers null, as google-adk's handler returns None.
 func (s *Server) deleteSession(c echo.Context) error {
-	err := s.cfg.DB.Sessions().Delete(c.Request().Context(), &session.DeleteRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: c.Param("session")})
+	err := s.cfg.Stores.Sessions.Delete(c.Request().Context(), &session.DeleteRequest{AppName: c.Param("app"), UserID: c.Param("user"), SessionID: c.Param("session")})
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "deleting session", err)
 	}
@@ -171,7 +171,7 @@ func (s *Server) patchSession(c echo.Context) error {
 	}
 	ev := session.NewEvent("p-"+uuid.NewString(), "user", "")
 	ev.Actions.StateDelta = req.StateDelta
-	if err := s.cfg.DB.Sessions().AppendEvent(c.Request().Context(), sess, ev); err != nil {
+	if err := s.cfg.Stores.Sessions.AppendEvent(c.Request().Context(), sess, ev); err != nil {
 		if errors.Is(err, session.ErrStale) {
 			return wrapErr(http.StatusConflict, "session changed while updating it: retry", err)
 		}

@@ -29,7 +29,7 @@ func (s *Server) runSSE(c echo.Context) error {
 	ctx := c.Request().Context()
 	// As google-adk does, check the session before the stream starts, so a
 	// missing one is a 404 and not a broken stream.
-	if _, err := s.cfg.DB.Sessions().Get(ctx, &session.GetRequest{AppName: la.name, UserID: req.UserID, SessionID: req.SessionID, NumRecentEvents: 1}); err != nil {
+	if _, err := s.cfg.Stores.Sessions.Get(ctx, &session.GetRequest{AppName: la.name, UserID: req.UserID, SessionID: req.SessionID, NumRecentEvents: 1}); err != nil {
 		if errors.Is(err, session.ErrNotFound) {
 			return sessionNotFound(la.name, req.UserID, req.SessionID)
 		}

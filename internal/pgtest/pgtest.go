@@ -59,10 +59,16 @@ func Main(m *testing.M) int {
 	// Started lazily by the first Database call, so a package whose tests
 	// are filtered out by -run starts nothing.
 	code := m.Run()
+	Shutdown()
+	return code
+}
+
+// Shutdown stops the package's cluster, if one was started; for a
+// TestMain of its own.
+func Shutdown() {
 	if shared != nil {
 		shared.Stop()
 	}
-	return code
 }
 
 // Get returns the package's cluster, starting it on first use, or skips t
