@@ -177,7 +177,7 @@ func originalCallArgs(fc *genai.FunctionCall) map[string]any {
 // own and its transfer tool (google-adk's canonical tools plus transfer).
 func (a *LlmAgent) confirmationTools(ctx *InvocationContext) *llmCall {
 	call := &llmCall{tools: map[string]tool.Tool{}}
-	for _, t := range slices.Concat(a.cfg.Tools, a.modeTools) {
+	for _, t := range slices.Concat(a.canonicalTools(ctx), a.modeTools) {
 		if t.Declaration() != nil {
 			call.addTool(t)
 		}

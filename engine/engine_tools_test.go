@@ -508,3 +508,59 @@ func TestFailedTransferRaisesWithoutErrorEvent(t *testing.T) {
 		})
 	}
 }
+
+// fakeToolset lists its tools per invocation, or fails.
+type fakeToolset struct {
+	name  string
+	tools []tool.Tool
+	err   error
+	calls atomic.Int32
+	invs  []string
+}
+
+func (f *fakeToolset) Name() string { return f.name }
+func (f *fakeToolset) Tools(ctx callbacks.ReadonlyContext) ([]tool.Tool, error) {
+	f.calls.Add(1)
+	f.invs = append(f.invs, ctx.InvocationID())
+	return f.tools, f.err
+}
+
+// TestToolsets: a toolset's tools take its place in the agent's tool list
+// (declared in order, callable); a toolset that fails to list is left out
+// and the agent runs without its tools, as google-adk drops it.
+func TestToolsets(t *testing.T) {
+	t.Parallel()
+	echo := newTool(t, "set_echo", nil, func(_ callbacks.ToolContext, args map[string]any) (any, error) {
+		return map[string]any{"echoed": true}, nil
+	})
+	noop := func(callbacks.ToolContext, map[string]any) (any, error) { return nil, nil }
+	set := &fakeToolset{name: "fake", tools: []tool.Tool{echo}}
+	broken := &fakeToolset{name: "broken", err: errors.New("server down")}
+	m := scripted.New("m", calls(fcall("set_echo", nil)), text("Done."))
+	a := newLlm(t, engine.LlmAgentConfig{Name: "assistant", Model: m, Tools: []tool.Tool{
+		tool.FromSet(broken), newTool(t, "first", nil, noop), tool.FromSet(set), newTool(t, "last", nil, noop)}})
+	r, svc := mustRunner(t, a)
+	evs := mustRun(t, r, svc, "s", userText("Echo."), engine.RunConfig{})
+	wantEvents(t, "events", evs,
+		`{"author":"assistant","content":{"parts":[{"functionCall":{"id":"adk-*","name":"set_echo"}}],"role":"model"}}`,
+		`{"author":"assistant","content":{"parts":[{"functionResponse":{"id":"adk-*","name":"set_echo","response":{"echoed":true}}}],"role":"user"}}`,
+		`{"author":"assistant","content":{"parts":[{"text":"Done."}],"role":"model"}}`)
+	for i, req := range m.Requests() {
+		var names []string
+		for _, d := range req.Config.Tools[0].FunctionDeclarations {
+			names = append(names, d.Name)
+		}
+		if got := fmt.Sprint(names); got != "[first set_echo last]" {
+			t.Errorf("request %d declares %s", i, got)
+		}
+	}
+	if n := set.calls.Load(); n != 2 || set.invs[0] != set.invs[1] {
+		t.Errorf("toolset listed %d times, invocations %v", n, set.invs)
+	}
+	if _, ok := tool.SetOf(tool.FromSet(set)); !ok {
+		t.Error("SetOf does not find the toolset")
+	}
+	if _, err := tool.FromSet(set).Run(nil, nil); err == nil {
+		t.Error("a toolset entry ran")
+	}
+}

@@ -45,7 +45,9 @@ type LlmAgentConfig struct {
 	// StaticInstruction goes first in the system instruction and is never
 	// templated; with it, Instruction is sent as user content instead.
 	StaticInstruction *genai.Content
-	Tools             []tool.Tool
+	// Tools are offered in order; a toolset (tool.FromSet) is replaced by
+	// the tools it lists for the invocation.
+	Tools []tool.Tool
 	// GenerateContentConfig is copied into every request.
 	GenerateContentConfig *genai.GenerateContentConfig
 	// OutputSchema is a JSON Schema the final answer must follow.
@@ -103,6 +105,9 @@ func NewLlmAgent(cfg LlmAgentConfig) (*LlmAgent, error) {
 	}
 	seen := map[string]bool{}
 	for _, t := range cfg.Tools {
+		if _, ok := tool.SetOf(t); ok {
+			continue // a toolset's tools are known only when a request is built
+		}
 		if seen[t.Name()] {
 			return nil, fmt.Errorf("engine.NewLlmAgent %q: two tools are named %q", cfg.Name, t.Name())
 		}

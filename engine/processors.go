@@ -295,7 +295,7 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 		return nil
 	}
 	tc := &toolContext{callbackContext: newCallbackContext(ctx, nil)}
-	for _, t := range slices.Concat(a.cfg.Tools, a.modeTools) {
+	for _, t := range slices.Concat(a.canonicalTools(ctx), a.modeTools) {
 		if p, ok := t.(tool.RequestProcessor); ok {
 			if err := p.ProcessRequest(tc, call.req); err != nil {
 				return fmt.Errorf("agent %q: tool %q: %w", a.Name, t.Name(), err)
@@ -307,6 +307,28 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 		}
 	}
 	return nil
+}
+
+// canonicalTools are the agent's tools with each toolset replaced by the
+// tools it lists (google-adk's canonical_tools). A toolset that fails to
+// list is left out and the failure logged, as google-adk does: the agent
+// runs without those tools.
+func (a *LlmAgent) canonicalTools(ctx *InvocationContext) []tool.Tool {
+	out := make([]tool.Tool, 0, len(a.cfg.Tools))
+	for _, t := range a.cfg.Tools {
+		ts, ok := tool.SetOf(t)
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		tools, err := ts.Tools(ctx)
+		if err != nil {
+			ctx.Logger().Error("agent will run without the tools of a toolset that failed to load", "agent", a.Name, "toolset", ts.Name(), "err", err)
+			continue
+		}
+		out = append(out, tools...)
+	}
+	return out
 }
 
 // parseJSONOutput parses an answer given under an output schema, keeping

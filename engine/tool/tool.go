@@ -147,3 +147,39 @@ var (
 	_ Tool                 = (*Function)(nil)
 	_ ConfirmationRequirer = (*Function)(nil)
 )
+
+// Toolset is a group of tools resolved when a request is built (google-adk's
+// BaseToolset), such as the tools an MCP server lists. Put one in an
+// agent's tool list with FromSet: its tools take its place there, in the
+// order Tools returns them. Tools is called for every model request of an
+// invocation; a toolset that is costly to list caches per invocation
+// (ctx.InvocationID()) itself, as google-adk's BaseToolset does. When
+// Tools fails, the agent runs without the toolset's tools and the error is
+// logged, as google-adk drops a toolset that fails to load.
+type Toolset interface {
+	// Name names the toolset in logs and errors.
+	Name() string
+	Tools(ctx callbacks.ReadonlyContext) ([]Tool, error)
+}
+
+// FromSet returns the entry of an agent's tool list that stands for ts.
+// The engine never declares or runs the entry itself; it asks ts for its
+// tools (SetOf).
+func FromSet(ts Toolset) Tool { return setEntry{ts} }
+
+// SetOf returns the toolset t stands for, if t was made by FromSet.
+func SetOf(t Tool) (Toolset, bool) {
+	e, ok := t.(setEntry)
+	return e.set, ok
+}
+
+// setEntry is a toolset's place in a tool list.
+type setEntry struct{ set Toolset }
+
+func (e setEntry) Name() string                            { return e.set.Name() }
+func (e setEntry) Description() string                     { return "toolset " + e.set.Name() }
+func (e setEntry) IsLongRunning() bool                     { return false }
+func (e setEntry) Declaration() *genai.FunctionDeclaration { return nil }
+func (e setEntry) Run(callbacks.ToolContext, map[string]any) (any, error) {
+	return nil, fmt.Errorf("toolset %s is not a tool: the engine calls the tools it lists", e.set.Name())
+}

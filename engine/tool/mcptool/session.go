@@ -1,0 +1,328 @@
+package mcptool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessions holds a toolset's one MCP session (google-adk's
+// MCPSessionManager with its one pool key: the headers of a config never
+// change). A session is opened on first use, replaced when it has ended,
+// and closed after IdleTimeout without a call in flight.
+type sessions struct {
+	cfg    *Config
+	log    *slog.Logger
+	client *mcp.Client
+
+	mu      sync.Mutex // held while connecting, so one session is opened at a time
+	cur     *live
+	inUse   int
+	idle    *time.Timer
+	httpCli *http.Client
+}
+
+// live is an open session; done is closed when it has ended (closed by
+// either side, or its transport failed).
+type live struct {
+	cs     *mcp.ClientSession
+	done   chan struct{}
+	cancel context.CancelFunc
+}
+
+func (l *live) ended() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func newSessions(cfg *Config, log *slog.Logger) *sessions {
+	s := &sessions{cfg: cfg, log: log}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "adkhost", Version: clientVersion()}, &mcp.ClientOptions{Logger: log})
+	if cfg.HTTP != nil {
+		base := cfg.HTTP.Client
+		if base == nil {
+			base = http.DefaultClient
+		}
+		cp := *base
+		cp.Transport = &limitedTransport{base: base.Transport, max: int64(cfg.MaxResponseBytes), headers: cfg.HTTP.Headers}
+		s.httpCli = &cp
+	}
+	return s
+}
+
+// acquire returns the open session, opening one if there is none or the
+// last has ended. release must follow.
+func (s *sessions) acquire(ctx context.Context) (*live, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	if s.cur != nil && s.cur.ended() {
+		s.cur.cancel()
+		s.cur = nil
+	}
+	if s.cur == nil {
+		l, err := s.connect(ctx)
+		if err != nil {
+			s.armIdle()
+			return nil, fmt.Errorf("failed to create MCP session: %w", err)
+		}
+		s.cur = l
+	}
+	s.inUse++
+	return s.cur, nil
+}
+
+// release ends a use of l; the idle clock starts when no call is in flight.
+func (s *sessions) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inUse--
+	s.armIdle()
+}
+
+func (s *sessions) armIdle() {
+	if s.inUse > 0 || s.cur == nil {
+		return
+	}
+	if s.idle == nil {
+		s.idle = time.AfterFunc(s.cfg.IdleTimeout, s.closeIdle)
+		return
+	}
+	s.idle.Reset(s.cfg.IdleTimeout)
+}
+
+// closeIdle closes the session if it is still unused.
+func (s *sessions) closeIdle() {
+	s.mu.Lock()
+	l := s.cur
+	if s.inUse > 0 || l == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.cur = nil
+	s.mu.Unlock()
+	s.log.Debug("closing an idle MCP session")
+	l.close(s.log)
+}
+
+// discard drops l if it is still the current session (the server forgot
+// it), so the next use opens a new one.
+func (s *sessions) discard(l *live) {
+	s.mu.Lock()
+	if s.cur == l {
+		s.cur = nil
+	}
+	s.mu.Unlock()
+	l.close(s.log)
+}
+
+func (s *sessions) close() error {
+	s.mu.Lock()
+	l := s.cur
+	s.cur = nil
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	s.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	return l.close(s.log)
+}
+
+func (l *live) close(log *slog.Logger) error {
+	err := l.cs.Close()
+	l.cancel()
+	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		log.Debug("closing an MCP session", "err", err)
+		return err
+	}
+	return nil
+}
+
+// connect opens a session within Timeout. The session's own context is
+// detached from ctx (an SSE stream lives as long as the session), and
+// cancelled if the handshake outlives Timeout or when the session closes.
+func (s *sessions) connect(ctx context.Context) (*live, error) {
+	t, err := s.transport()
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	timedOut := false
+	var tmu sync.Mutex
+	timer := time.AfterFunc(s.cfg.Timeout, func() {
+		tmu.Lock()
+		timedOut = true
+		tmu.Unlock()
+		cancel()
+	})
+	// The caller's cancellation ends the handshake too.
+	stop := context.AfterFunc(ctx, cancel)
+	cs, err := s.client.Connect(sctx, t, nil)
+	stop()
+	if !timer.Stop() {
+		tmu.Lock()
+		to := timedOut
+		tmu.Unlock()
+		if err == nil {
+			cs.Close()
+		}
+		cancel()
+		if to {
+			return nil, fmt.Errorf("no answer to the MCP handshake within %s", s.cfg.Timeout)
+		}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	l := &live{cs: cs, done: make(chan struct{}), cancel: cancel}
+	go func() {
+		_ = cs.Wait()
+		close(l.done)
+	}()
+	return l, nil
+}
+
+// transport builds the SDK transport of the configured server.
+func (s *sessions) transport() (mcp.Transport, error) {
+	if st := s.cfg.Stdio; st != nil {
+		cmd := exec.Command(st.Command, st.Args...)
+		cmd.Env = stdioEnv(st.Env)
+		cmd.Dir = st.Dir
+		cmd.Stderr = &lineLogger{log: s.log, max: 4096}
+		return &mcp.CommandTransport{Command: cmd}, nil
+	}
+	h := s.cfg.HTTP
+	if h.SSE {
+		return &mcp.SSEClientTransport{Endpoint: h.URL, HTTPClient: s.httpCli, MaxEventSize: s.cfg.MaxResponseBytes}, nil
+	}
+	return &mcp.StreamableClientTransport{Endpoint: h.URL, HTTPClient: s.httpCli, MaxEventSize: s.cfg.MaxResponseBytes}, nil
+}
+
+// stdioEnv is the environment of a stdio server: the Python MCP SDK's
+// default inherited variables, then the configured ones.
+func stdioEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"} {
+		if v, ok := os.LookupEnv(k); ok && !strings.HasPrefix(v, "()") {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// lineLogger logs a stdio server's stderr line by line, each line cut at
+// max bytes.
+type lineLogger struct {
+	log *slog.Logger
+	max int
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *lineLogger) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, b := range p {
+		if b == '\n' {
+			w.flush()
+			continue
+		}
+		if len(w.buf) < w.max {
+			w.buf = append(w.buf, b)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineLogger) flush() {
+	if len(w.buf) > 0 {
+		w.log.Info("MCP server stderr", "line", string(w.buf))
+	}
+	w.buf = w.buf[:0]
+}
+
+// limitedTransport adds the configured headers to every request and
+// bounds every response that is not an event stream to max bytes (an
+// event stream is bounded per event by the SDK's MaxEventSize).
+type limitedTransport struct {
+	base    http.RoundTripper
+	max     int64
+	headers map[string]string
+}
+
+func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &limitedBody{rc: resp.Body, left: t.max, max: t.max}
+	}
+	return resp, nil
+}
+
+// limitedBody fails a read past max bytes instead of truncating silently.
+type limitedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One more byte tells a body of exactly max bytes from a longer one.
+		var one [1]byte
+		if n, _ := b.rc.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("the MCP server's response is larger than %d bytes", b.max)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// clientVersion is the version the client reports in the handshake.
+func clientVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
