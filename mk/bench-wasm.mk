@@ -5,9 +5,11 @@
 # `wasm_call_overhead_us=… cold_start_ms=… instance_kib_c=… turn_ratio_wasm_vs_native=…`;
 # before it, the Python row (TestPythonBench, sdk/python: size, first
 # compile, load from cache, warm call p50/p99, heap per idle instance, turn
-# ratio vs a Go tool), which needs make python-runtime.
+# ratio vs a Go tool), which needs make python-runtime, and the TypeScript
+# row measured the same way (TestTypeScriptBench, sdk/typescript), which
+# needs make ts-runtime.
 .PHONY: bench-wasm
-bench-wasm: python-runtime
+bench-wasm: python-runtime ts-runtime
 	@out=$$(mktemp); \
-	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^(TestWasmBench|TestPythonBench)$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
+	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^(TestWasmBench|TestPythonBench|TestTypeScriptBench)$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
 	  grep -v '^wasm_call_overhead_us=' $$out; grep '^wasm_call_overhead_us=' $$out; rm -f $$out; exit $$rc

@@ -43,10 +43,16 @@ def get_weather(city: str, days: int = 1, tool_context: ToolContext = None) -> d
 // needs the Python runtime (make python-runtime).
 func TestPythonBench(t *testing.T) {
 	enabled(t)
+	sourceRow(t, "python", "weather.py", pyWeather)
+}
+
+// sourceRow builds file (source) with modbuild, as `adkhost module build`
+// does, and prints the language's row of make bench-wasm.
+func sourceRow(t *testing.T, lang, file, source string) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "weather.py")
-	if err := os.WriteFile(src, []byte(pyWeather), 0o644); err != nil {
+	src := filepath.Join(dir, file)
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "weather.wasm")
@@ -78,7 +84,7 @@ func TestPythonBench(t *testing.T) {
 	rt, m, cachedMs := load()
 	defer rt.Close(ctx)
 
-	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "py", Grants: sandbox.Grants{State: true}})
+	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: lang, Grants: sandbox.Grants{State: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +128,7 @@ func TestPythonBench(t *testing.T) {
 		pi.Close(ctx)
 	}
 	ratio := turnRatio(t, rt, wasm)
-	t.Logf("python: build %.1f s (module build, runtime already built)", buildS)
-	fmt.Printf("python_size_mib=%.1f first_compile_ms=%.0f cache_load_ms=%.0f call_p50_us=%.1f call_p99_us=%.1f instance_heap_mib=%.1f turn_ratio_python_vs_go=%.2f\n",
-		float64(len(wasm))/(1<<20), firstMs, cachedMs, p50, p99, instMiB, ratio)
+	t.Logf("%s: build %.1f s (module build, runtime already built)", lang, buildS)
+	fmt.Printf("%s_size_mib=%.1f first_compile_ms=%.0f cache_load_ms=%.0f call_p50_us=%.1f call_p99_us=%.1f instance_heap_mib=%.1f turn_ratio_%s_vs_go=%.2f\n",
+		lang, float64(len(wasm))/(1<<20), firstMs, cachedMs, p50, p99, instMiB, lang, ratio)
 }
