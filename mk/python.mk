@@ -79,6 +79,13 @@ python-venv:
 	  python3 -m venv $(CONFORMANCE_VENV) && \
 	  $(CONFORMANCE_VENV)/bin/pip install -q -r conformance/python/requirements.txt; }
 
+# google-adk's DatabaseSessionService on PostgreSQL (SQLAlchemy, asyncpg)
+# beside google-adk in the same venv, for store/postgres's interop test.
+.PHONY: python-venv-postgres
+python-venv-postgres: python-venv
+	@$(CONFORMANCE_VENV)/bin/python -c 'import sqlalchemy, asyncpg, greenlet' 2>/dev/null || \
+	  $(CONFORMANCE_VENV)/bin/pip install -q -r store/postgres/testdata/requirements.txt
+
 # The conformance scenarios with the generic guest in Python
 # (conformance/pyguest/guest.py); last line `conformance: N passed, M failed`.
 .PHONY: conformance-wasm-python
