@@ -152,6 +152,8 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		return engine.LoadMemoryTool{}, nil
 	case "preload_memory":
 		return engine.PreloadMemoryTool{}, nil
+	case "load_artifacts":
+		return engine.LoadArtifactsTool{}, nil
 	case "get_user_choice":
 		return engine.GetUserChoiceTool{}, nil
 	case "transfer_to_agent":

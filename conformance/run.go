@@ -13,6 +13,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
 )
@@ -92,7 +93,11 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		svc = &monotonicSessions{Service: svc}
 	}
 	mem := memory.NewInMemoryService()
-	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Memory: mem, Plugins: plugins, Resumable: sc.Resumable, Compaction: engineCompaction(sc.Compaction)})
+	var arts artifact.Service
+	if sc.Artifacts != nil {
+		arts = artifact.NewInMemoryService()
+	}
+	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: appName, Agent: root, Sessions: svc, Memory: mem, Artifacts: arts, Plugins: plugins, Resumable: sc.Resumable, Compaction: engineCompaction(sc.Compaction)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.File, err)
 	}
@@ -107,6 +112,16 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 			return nil, fmt.Errorf("%s: creating session %s: %w", sc.File, ss.ID, err)
 		}
 		users[ss.ID] = ss.UserID
+	}
+	for _, a := range sc.Artifacts {
+		user, ok := users[a.Session]
+		if !ok {
+			return nil, fmt.Errorf("%s: artifact %s: unknown session %q", sc.File, a.Name, a.Session)
+		}
+		k := artifact.Key{AppName: appName, UserID: user, SessionID: a.Session, Name: a.Name}
+		if _, err := arts.Save(ctx, k, &genai.Part{InlineData: &genai.Blob{Data: a.Data, MIMEType: a.MIMEType}}); err != nil {
+			return nil, fmt.Errorf("%s: saving artifact %s: %w", sc.File, a.Name, err)
+		}
 	}
 
 	eventIDs := map[string]bool{}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -26,6 +27,16 @@ type Scenario struct {
 	// Compaction is the top-level compaction mapping (App
 	// events_compaction_config); nil when absent.
 	Compaction *CompactionSpec
+	// Artifacts are saved before the first turn; non-nil (even empty) when
+	// the scenario has `artifacts`, which gives the runner an artifact
+	// service.
+	Artifacts []ArtifactSpec
+}
+
+// ArtifactSpec is one artifact saved before the first turn.
+type ArtifactSpec struct {
+	Name, MIMEType, Session string
+	Data                    []byte
 }
 
 // CompactionSpec is EventsCompactionConfig's triggers; nil fields are
@@ -429,7 +440,7 @@ func makeError(n *node, where, key string) *PyError {
 
 func decodeScenario(file string, root *node) (sc *Scenario, err error) {
 	defer catch(&err)
-	checkKeys(root, "scenario", "name", "description", "initial_state", "run_config", "sessions", "agent", "plugins", "model_responses", "turns", "model_capabilities", "resumable", "compaction")
+	checkKeys(root, "scenario", "name", "description", "initial_state", "run_config", "sessions", "agent", "plugins", "model_responses", "turns", "model_capabilities", "resumable", "compaction", "artifacts")
 	sc = &Scenario{File: file}
 	if v := root.get("name"); v == nil || v.kind != kindString || v.s == "" {
 		failf(root, "scenario needs a name")
@@ -486,6 +497,35 @@ func decodeScenario(file string, root *node) (sc *Scenario, err error) {
 			ss.InitialState = asMapValue(v, "initial_state")
 		}
 		sc.Sessions = []SessionSpec{ss}
+	}
+	if a := root.get("artifacts"); a != nil {
+		sc.Artifacts = []ArtifactSpec{}
+		for i, an := range asList(orNull(a), "artifacts") {
+			where := fmt.Sprintf("artifacts[%d]", i)
+			checkKeys(an, where, "name", "mime_type", "text", "data", "session")
+			spec := ArtifactSpec{
+				Name:     asString(orNull(an.get("name")), where+".name"),
+				MIMEType: asString(orNull(an.get("mime_type")), where+".mime_type"),
+				Session:  sc.Sessions[0].ID,
+			}
+			if v := an.get("session"); v != nil {
+				spec.Session = asString(v, where+".session")
+			}
+			text, data := an.get("text"), an.get("data")
+			switch {
+			case (text == nil) == (data == nil):
+				failf(an, "%s: exactly one of text and data", where)
+			case text != nil:
+				spec.Data = []byte(asString(text, where+".text"))
+			default:
+				b, err := base64.StdEncoding.DecodeString(asString(data, where+".data"))
+				if err != nil {
+					failf(data, "%s.data: %v", where, err)
+				}
+				spec.Data = b
+			}
+			sc.Artifacts = append(sc.Artifacts, spec)
+		}
 	}
 	sc.RunConfig = decodeRunConfig(root.get("run_config"))
 	turns := root.get("turns")
@@ -909,7 +949,7 @@ func decodeTool(n *node, where string, names map[string]bool) *ToolSpec {
 		checkKeys(n, where, "builtin")
 		b := asString(n.get("builtin"), where+".builtin")
 		switch b {
-		case "exit_loop", "load_memory", "preload_memory", "get_user_choice", "transfer_to_agent", "google_search", "url_context", "enterprise_web_search", "google_maps_grounding":
+		case "exit_loop", "load_memory", "preload_memory", "load_artifacts", "get_user_choice", "transfer_to_agent", "google_search", "url_context", "enterprise_web_search", "google_maps_grounding":
 		default:
 			failf(n.get("builtin"), "unknown builtin tool %q", b)
 		}

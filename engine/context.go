@@ -232,14 +232,14 @@ func (c *callbackContext) artifactKey(name string) artifact.Key {
 
 func (c *callbackContext) LoadArtifact(name string, version int) (*genai.Part, error) {
 	if c.inv.artifacts == nil {
-		return nil, ErrNoArtifactService
+		return nil, errNoArtifactService
 	}
 	return c.inv.artifacts.Load(c, c.artifactKey(name), version)
 }
 
 func (c *callbackContext) SaveArtifact(name string, part *genai.Part) (int, error) {
 	if c.inv.artifacts == nil {
-		return 0, ErrNoArtifactService
+		return 0, errNoArtifactService
 	}
 	v, err := c.inv.artifacts.Save(c, c.artifactKey(name), part)
 	if err != nil {
@@ -254,7 +254,7 @@ func (c *callbackContext) SaveArtifact(name string, part *genai.Part) (int, erro
 
 func (c *callbackContext) ListArtifacts() ([]string, error) {
 	if c.inv.artifacts == nil {
-		return nil, ErrNoArtifactService
+		return nil, errNoArtifactService
 	}
 	return c.inv.artifacts.List(c, c.inv.appName, c.inv.session.UserID, c.inv.session.ID)
 }
@@ -319,6 +319,20 @@ type toolContext struct {
 	// emit passes events the tool produces (a single_turn agent's) up the
 	// stream before the tool's response; nil when nothing can take them.
 	emit emitter
+	// dynamic collects the instructions tools give while they change a
+	// request (toolsProcessor); nil otherwise.
+	dynamic *[]string
+}
+
+// appendDynamicInstruction queues text for the system instruction; only
+// the context toolsProcessor hands tools has a queue.
+// It reports whether the text was queued.
+func (t *toolContext) appendDynamicInstruction(text string) bool {
+	if t.dynamic == nil {
+		return false
+	}
+	*t.dynamic = append(*t.dynamic, text)
+	return true
 }
 
 func (t *toolContext) FunctionCallID() string { return t.callID }

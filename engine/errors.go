@@ -9,6 +9,23 @@ import (
 // no artifact service.
 var ErrNoArtifactService = errors.New("artifact service is not configured for this runner")
 
+// errNoArtifactService is what artifact calls return without an artifact
+// service: google-adk's ValueError. It matches ErrNoArtifactService.
+var errNoArtifactService error = &NoArtifactServiceError{}
+
+// NoArtifactServiceError is the error of an artifact call without an
+// artifact service, google-adk's ValueError("Artifact service is not
+// initialized."). It matches ErrNoArtifactService.
+type NoArtifactServiceError struct{}
+
+func (*NoArtifactServiceError) Error() string { return "Artifact service is not initialized." }
+
+// Is makes errors.Is(err, ErrNoArtifactService) true.
+func (*NoArtifactServiceError) Is(target error) bool { return target == ErrNoArtifactService }
+
+// ErrorCode makes the error's event carry google-adk's exception name.
+func (*NoArtifactServiceError) ErrorCode() string { return "ValueError" }
+
 // ErrNoMemoryService is matched (errors.Is) by the error of a memory call
 // when the Runner has no memory service.
 var ErrNoMemoryService = errors.New("memory service is not available")

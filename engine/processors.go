@@ -294,7 +294,8 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 	if len(a.cfg.Tools) == 0 && len(a.modeTools) == 0 {
 		return nil
 	}
-	tc := &toolContext{callbackContext: newCallbackContext(ctx, nil)}
+	var dynamic []string
+	tc := &toolContext{callbackContext: newCallbackContext(ctx, nil), dynamic: &dynamic}
 	for _, t := range slices.Concat(a.canonicalTools(ctx), a.modeTools) {
 		if p, ok := t.(tool.RequestProcessor); ok {
 			if err := p.ProcessRequest(tc, call.req); err != nil {
@@ -305,6 +306,12 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 			call.addTool(t)
 			call.req.AppendFunctionDeclarations(d)
 		}
+	}
+	// Instructions tools gave while changing the request follow every
+	// other instruction, joined into one (google-adk's dynamic
+	// instructions, finalized after the tools).
+	if len(dynamic) > 0 {
+		call.req.AppendInstructions(strings.Join(dynamic, "\n\n"))
 	}
 	return nil
 }

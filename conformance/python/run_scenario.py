@@ -26,6 +26,7 @@ for _var in list(os.environ):
 
 import argparse
 import asyncio
+import base64
 import copy
 import json
 import logging
@@ -741,6 +742,9 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
     if name == 'get_user_choice':
       from google.adk.tools import get_user_choice
       return get_user_choice
+    if name == 'load_artifacts':
+      from google.adk.tools import load_artifacts
+      return load_artifacts
     if name in ('google_search', 'url_context', 'enterprise_web_search',
                 'google_maps_grounding'):
       import google.adk.tools as adk_tools
@@ -998,8 +1002,9 @@ class Builder:
 _SCENARIO_KEYS = {
     'name', 'description', 'initial_state', 'run_config', 'sessions',
     'agent', 'plugins', 'model_responses', 'turns', 'model_capabilities',
-    'resumable', 'compaction',
+    'resumable', 'compaction', 'artifacts',
 }
+_ARTIFACT_KEYS = {'name', 'mime_type', 'text', 'data', 'session'}
 _COMPACTION_KEYS = {'compaction_interval', 'overlap_size', 'token_threshold',
                     'event_retention_size'}
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
@@ -1097,8 +1102,13 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
   session_service = InMemorySessionService()
   from google.adk.memory import InMemoryMemoryService  # pylint: disable=g-import-not-at-top
   memory_service = InMemoryMemoryService()
+  artifact_service = None
+  if scn.get('artifacts') is not None:
+    from google.adk.artifacts import InMemoryArtifactService  # pylint: disable=g-import-not-at-top
+    artifact_service = InMemoryArtifactService()
   runner = Runner(app=app, session_service=session_service,
-                  memory_service=memory_service)
+                  memory_service=memory_service,
+                  artifact_service=artifact_service)
 
   # Sessions.
   if 'sessions' in scn:
@@ -1118,6 +1128,22 @@ async def run_scenario_async(scn: dict[str, Any]) -> dict[str, Any]:
         state=copy.deepcopy(s.get('initial_state')) or None)
     sessions.append({'id': sid, 'user_id': uid})
   by_id = {s['id']: s for s in sessions}
+
+  # Artifacts, saved before the first turn (no event records them).
+  for i, a in enumerate(scn.get('artifacts') or []):
+    where = f'artifacts[{i}]'
+    _check_keys(where, a, _ARTIFACT_KEYS)
+    if ('text' in a) == ('data' in a):
+      raise ScenarioError(f'{where}: exactly one of text and data')
+    data = (a['text'].encode('utf-8') if 'text' in a
+            else base64.b64decode(a['data'], validate=True))
+    sess = by_id.get(a.get('session', sessions[0]['id']))
+    if sess is None:
+      raise ScenarioError(f'{where}: unknown session {a.get("session")!r}')
+    await artifact_service.save_artifact(
+        app_name=APP_NAME, user_id=sess['user_id'], session_id=sess['id'],
+        filename=a['name'],
+        artifact=types.Part.from_bytes(data=data, mime_type=a['mime_type']))
 
   default_rc = scn.get('run_config')
   build_run_config(default_rc)  # validate early

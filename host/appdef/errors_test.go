@@ -158,7 +158,7 @@ tools:
     args: {x: 1}
 `),
 			want: []wantErr{
-				{root, 5, 11, "tools[0].name", "unknown built-in tool \"google_serch\" (did you mean google_search?); supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, transfer_to_agent, google_search"},
+				{root, 5, 11, "tools[0].name", "unknown built-in tool \"google_serch\" (did you mean google_search?); supported: the built-ins exit_loop, load_memory, preload_memory, load_artifacts, get_user_choice, transfer_to_agent, google_search"},
 				{root, 6, 11, "tools[1].name", "not supported: Python code references (my_tools.lookup)"},
 				{root, 8, 5, "tools[2].args", "exit_loop takes no args"},
 			},

@@ -27,6 +27,9 @@ var builtinTools = map[string]string{
 	"preload_memory":                                             "preload_memory",
 	"google.adk.tools.preload_memory":                            "preload_memory",
 	"google.adk.tools.preload_memory_tool.preload_memory_tool":   "preload_memory",
+	"load_artifacts":                                             "load_artifacts",
+	"google.adk.tools.load_artifacts":                            "load_artifacts",
+	"google.adk.tools.load_artifacts_tool.load_artifacts_tool":   "load_artifacts",
 	"get_user_choice":                                            "get_user_choice",
 	"google.adk.tools.get_user_choice":                           "get_user_choice",
 	"google.adk.tools.get_user_choice_tool.get_user_choice_tool": "get_user_choice",
@@ -53,6 +56,7 @@ var builtins = map[string]tool.Tool{
 	"exit_loop":             engine.ExitLoopTool{},
 	"load_memory":           engine.LoadMemoryTool{},
 	"preload_memory":        engine.PreloadMemoryTool{},
+	"load_artifacts":        engine.LoadArtifactsTool{},
 	"google_search":         geminitool.GoogleSearch(),
 	"url_context":           geminitool.URLContext(),
 	"enterprise_web_search": geminitool.EnterpriseWebSearch(),
@@ -60,7 +64,7 @@ var builtins = map[string]tool.Tool{
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, get_user_choice, transfer_to_agent, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), ExampleTool ({name: ExampleTool, args: {examples: [{input: <content>, output: [<content>]}]}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, load_artifacts, get_user_choice, transfer_to_agent, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), ExampleTool ({name: ExampleTool, args: {examples: [{input: <content>, output: [<content>]}]}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
