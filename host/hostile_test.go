@@ -253,9 +253,10 @@ func TestHostileModules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			// Room for instantiation and the race detector on a loaded
-			// machine: only the loop is meant to reach its deadline.
-			limits := sandbox.Limits{Timeout: 5 * time.Second, MaxInstances: 1}
+			// Minutes, not seconds: on a loaded machine under -race the
+			// flood cases take more than 5 s to reach their limits, and only
+			// the timeout case (which sets its own) is about the deadline.
+			limits := sandbox.Limits{Timeout: 2 * time.Minute, MaxInstances: 1}
 			if tc.limits != nil {
 				tc.limits(&limits)
 			}
@@ -421,7 +422,7 @@ func TestHostileLogFlood(t *testing.T) {
 	wasm := wasmbuild.WAT(t, hostileSource(t))
 	logs := &countingHandler{}
 	m, err := host.Load(context.Background(), rt, wasm, host.ModuleConfig{
-		Owner: "log flood", Limits: sandbox.Limits{Timeout: 5 * time.Second, MaxInstances: 1},
+		Owner: "log flood", Limits: sandbox.Limits{Timeout: 2 * time.Minute, MaxInstances: 1},
 		Grants: hostileGrants(), Logger: slog.New(logs),
 	})
 	if err != nil {
