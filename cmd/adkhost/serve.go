@@ -42,6 +42,7 @@ type serveFlags struct {
 	addr, data, adminToken, adminTokenFile, runToken, mcpToken, otelEndpoint, logLevel, devUI, store string
 	drain, guestIdle, mcpSessionTimeout, storeConnectTimeout                                         time.Duration
 	guestMemory                                                                                      int64
+	mcpMaxSessions                                                                                   int
 	strict                                                                                           bool
 	limits                                                                                           server.Limits
 }
@@ -71,6 +72,7 @@ func newServe() *cobra.Command {
 	fl.StringVar(&f.runToken, "run-token", os.Getenv("ADKHOST_RUN_TOKEN"), "bearer token required by the run API (default: open; env ADKHOST_RUN_TOKEN)")
 	fl.StringVar(&f.mcpToken, "mcp-token", os.Getenv("ADKHOST_MCP_TOKEN"), "bearer token of the MCP endpoint /mcp/{app} (default: --run-token if set, else generated into DIR/"+MCPTokenFileName+"; env ADKHOST_MCP_TOKEN)")
 	fl.DurationVar(&f.mcpSessionTimeout, "mcp-session-timeout", server.DefaultMCPSessionTimeout, "forget MCP sessions idle this long (their adkhost sessions stay in the store)")
+	fl.IntVar(&f.mcpMaxSessions, "mcp-max-sessions", server.DefaultMCPMaxSessions, "MCP sessions open at once, all apps together; more are refused with 503")
 	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "OTLP/HTTP endpoint for spans, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT; off if unset)")
 	fl.StringVar(&f.devUI, "dev-ui", "", "serve google-adk's dev UI from DIR at /dev-ui/ (DIR: google/adk/cli/browser of an installed google-adk wheel; default off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -134,7 +136,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	// Memories live in the store, so they survive restarts.
-	cfg := server.Config{Stores: st.stores, Runtime: rt, AdminToken: token, RunToken: f.runToken, MCPToken: mcpToken, MCPSessionTimeout: f.mcpSessionTimeout, Memory: st.memory, StrictModels: f.strict,
+	cfg := server.Config{Stores: st.stores, Runtime: rt, AdminToken: token, RunToken: f.runToken, MCPToken: mcpToken, MCPSessionTimeout: f.mcpSessionTimeout, MCPMaxSessions: f.mcpMaxSessions, Memory: st.memory, StrictModels: f.strict,
 		Models: appdef.NewModelRegistryFromEnv(os.Getenv), Limits: f.limits, Version: version, Logger: log, DevUIDir: f.devUI}
 	if tp != nil {
 		cfg.Tracer = tp

@@ -65,6 +65,9 @@ type appSet struct {
 	mu     sync.RWMutex
 	apps   map[string]*loadedApp
 	failed map[string]error
+	// changed, when set, is told the name of an app whose current version
+	// was replaced or removed (the MCP server re-syncs its tool list).
+	changed func(name string)
 }
 
 func newAppSet() *appSet {
@@ -102,6 +105,9 @@ func (s *appSet) swap(a *loadedApp) {
 	if old != nil {
 		old.retire()
 	}
+	if s.changed != nil {
+		s.changed(a.name)
+	}
 }
 
 // fail records why name could not be loaded.
@@ -121,6 +127,9 @@ func (s *appSet) remove(name string) bool {
 	s.mu.Unlock()
 	if old != nil {
 		old.retire()
+	}
+	if s.changed != nil {
+		s.changed(name)
 	}
 	return old != nil || failed
 }

@@ -84,6 +84,10 @@ type Config struct {
 	// MCPSessionTimeout is how long an idle MCP session is kept; 0 means
 	// DefaultMCPSessionTimeout.
 	MCPSessionTimeout time.Duration
+	// MCPMaxSessions bounds the MCP sessions open at once, all apps
+	// together; past it a new session is refused with 503. 0 means
+	// DefaultMCPMaxSessions.
+	MCPMaxSessions int
 	// Load builds apps; nil means appdef.Load.
 	Load Loader
 	// Models resolves model names of definitions; nil means

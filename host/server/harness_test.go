@@ -67,6 +67,8 @@ type harnessOpts struct {
 	limits   server.Limits
 	tracer   trace.TracerProvider
 	devUIDir string
+	// mcpMaxSessions is Config.MCPMaxSessions.
+	mcpMaxSessions int
 }
 
 func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
@@ -82,7 +84,7 @@ func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
 	}
 	srv, err := server.New(ctx, server.Config{
 		DB: db, Runtime: rt, AdminToken: adminToken, RunToken: o.runToken,
-		Limits: o.limits, Tracer: o.tracer, Version: "test", DevUIDir: o.devUIDir,
+		Limits: o.limits, Tracer: o.tracer, Version: "test", DevUIDir: o.devUIDir, MCPMaxSessions: o.mcpMaxSessions,
 	})
 	if err != nil {
 		t.Fatal(err)

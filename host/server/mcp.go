@@ -34,6 +34,9 @@ import (
 // the server forgets it (its adkhost session stays in the store).
 const DefaultMCPSessionTimeout = 30 * time.Minute
 
+// DefaultMCPMaxSessions bounds the MCP sessions open at once.
+const DefaultMCPMaxSessions = 1024
+
 // maxClientNameBytes bounds the MCP client name recorded on events.
 const maxClientNameBytes = 128
 
@@ -94,12 +97,52 @@ func (m *mcpApps) get(name string) *mcpApp {
 	return a
 }
 
-// forget drops the MCP server of an app that is no longer served; its
-// sessions are answered 404 from now on.
+// forget drops the MCP server of an app that is no longer served and
+// closes its sessions; requests for it are answered 404 from now on.
 func (m *mcpApps) forget(name string) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	a := m.byName[name]
 	delete(m.byName, name)
+	m.mu.Unlock()
+	if a != nil {
+		for ss := range a.server.Sessions() {
+			ss.Close()
+		}
+	}
+}
+
+// changed follows a registration, replacement or deletion of app name at
+// once, so that clients with an open stream hear of a new tool list
+// without having to ask first.
+func (m *mcpApps) changed(name string) {
+	m.mu.Lock()
+	a := m.byName[name]
+	m.mu.Unlock()
+	if a == nil {
+		return // no client has used the app yet
+	}
+	if la := m.s.apps.get(name); la != nil {
+		a.sync(m.s, la)
+	} else {
+		m.forget(name)
+	}
+}
+
+// sessions counts the MCP sessions open, all apps together.
+func (m *mcpApps) sessions() int {
+	m.mu.Lock()
+	apps := make([]*mcpApp, 0, len(m.byName))
+	for _, a := range m.byName {
+		apps = append(apps, a)
+	}
+	m.mu.Unlock()
+	n := 0
+	for _, a := range apps {
+		for range a.server.Sessions() {
+			n++
+		}
+	}
+	return n
 }
 
 // serveMCP is /mcp/{app} (POST, GET, DELETE: the streamable HTTP transport).
@@ -113,6 +156,12 @@ func (s *Server) serveMCP(c echo.Context) error {
 	r := c.Request()
 	if r.ContentLength > s.cfg.Limits.RequestBytes {
 		return &http.MaxBytesError{Limit: s.cfg.Limits.RequestBytes}
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		// A new session (an initialize request).
+		if n := s.mcp.sessions(); n >= s.cfg.MCPMaxSessions {
+			return errorf(http.StatusServiceUnavailable, fmt.Sprintf("too many MCP sessions open (%d): end idle ones (DELETE with their Mcp-Session-Id) or raise --mcp-max-sessions", n))
+		}
 	}
 	if r.Method == http.MethodGet {
 		// A GET is the client's stream of server messages, open for the

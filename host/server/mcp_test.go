@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -67,11 +68,17 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func (h *harness) mcpConnect(t *testing.T, app, token string) (*mcp.ClientSession, error) {
+	return mcpConnectTo(t, h.ts.URL, app, token, nil)
+}
+
+// mcpConnectTo connects the go-sdk's client to base/mcp/app; it opens the
+// standalone stream for server messages, as clients do by default.
+func mcpConnectTo(t *testing.T, base, app, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "adkhost-test", Version: "1"}, nil)
-	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.ts.URL + "/mcp/" + app,
+	c := mcp.NewClient(&mcp.Implementation{Name: "adkhost-test", Version: "1"}, opts)
+	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp/" + app,
 		HTTPClient: &http.Client{Transport: bearerTransport{token}}, MaxRetries: -1}, nil)
 }
 
@@ -134,7 +141,9 @@ func TestMCPServesModuleTools(t *testing.T) {
 		t.Error("the go-sdk client connected with a wrong token")
 	}
 
-	cs, err := h.mcpConnect(t, "tools", runToken)
+	listChanged := make(chan struct{}, 16)
+	cs, err := mcpConnectTo(t, h.ts.URL, "tools", runToken, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged <- struct{}{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +214,14 @@ func TestMCPServesModuleTools(t *testing.T) {
 		t.Error("calling an unknown tool succeeded")
 	}
 
-	// A new version of the app is picked up by the open session.
+	// A new version of the app is picked up by the open session, which
+	// hears of it on its stream before it asks.
 	h.must(http.StatusOK)(h.putBundle("tools", counterApp("add")))
+	select {
+	case <-listChanged:
+	case <-time.After(10 * time.Second):
+		t.Error("no notifications/tools/list_changed after the app changed")
+	}
 	if got := toolNames(t, cs); !slices.Equal(got, []string{"add"}) {
 		t.Errorf("after the app changed, tools = %v, want [add]", got)
 	}
@@ -217,8 +232,11 @@ func TestMCPServesModuleTools(t *testing.T) {
 		t.Error("a tool the new version dropped was called")
 	}
 
-	// A deleted app is gone for MCP too.
+	// A deleted app is gone for MCP too: its sessions are closed.
 	h.must(http.StatusNoContent)(h.admin("DELETE", "/apps/tools", nil))
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"n": 1}}); err == nil {
+		t.Error("a tool of a deleted app was called")
+	}
 	if st, b := h.do("POST", "/mcp/tools", init, append(mcpHdr, "Authorization", "Bearer "+runToken)...); st != http.StatusNotFound {
 		t.Errorf("deleted app: %d %s, want 404", st, b)
 	}
@@ -231,5 +249,53 @@ func TestMCPNeedsAToken(t *testing.T) {
 	// No run token and no MCP token: there is no MCP endpoint at all.
 	if st, b := h.do("POST", "/mcp/tools", `{}`, "Content-Type", "application/json"); st != http.StatusNotFound {
 		t.Errorf("without any token configured: %d %s, want 404", st, b)
+	}
+}
+
+func TestMCPBoundsSessions(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken, mcpMaxSessions: 2})
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/counter", counterWasm(t)))
+	h.must(http.StatusCreated)(h.putBundle("tools", counterApp("add")))
+	for i := range 2 {
+		cs, err := h.mcpConnect(t, "tools", runToken)
+		if err != nil {
+			t.Fatalf("session %d: %v", i+1, err)
+		}
+		defer cs.Close()
+	}
+	if _, err := h.mcpConnect(t, "tools", runToken); err == nil || !strings.Contains(err.Error(), "503") && !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("a third session: err = %v, want a 503 refusal", err)
+	}
+}
+
+// TestMCPShutdownEndsStreams: a client's open stream must not hold the
+// drain at shutdown until its timeout.
+func TestMCPShutdownEndsStreams(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken})
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/counter", counterWasm(t)))
+	h.must(http.StatusCreated)(h.putBundle("tools", counterApp("add")))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.srv.Serve(ctx, ln, time.Minute) }()
+	cs, err := mcpConnectTo(t, "http://"+ln.Addr().String(), "tools", runToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res := callTool(t, cs, "add", map[string]any{"n": 1}); resultText(res) != `{"total":1}` {
+		t.Fatalf("add: %s", resultText(res))
+	}
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve still draining after 30s: the MCP stream held it open")
 	}
 }

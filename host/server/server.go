@@ -73,9 +73,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MCPSessionTimeout <= 0 {
 		s.cfg.MCPSessionTimeout = DefaultMCPSessionTimeout
 	}
+	if cfg.MCPMaxSessions <= 0 {
+		s.cfg.MCPMaxSessions = DefaultMCPMaxSessions
+	}
 	s.mcpStreams, s.stopMCPStreams = context.WithCancel(context.Background())
 	if tok := cmp.Or(cfg.MCPToken, cfg.RunToken); tok != "" {
 		s.mcp = newMCPApps(s, tok)
+		s.apps.changed = s.mcp.changed
 	}
 	s.echo = s.routes()
 	if err := s.loadRegistered(ctx); err != nil {
