@@ -56,7 +56,7 @@ $(TSRT)/tools/.stamp: $(TSRT_SRC)/tools/package.json $(TSRT_SRC)/tools/package-l
 # seed, which QuickJS keeps private); a 1 MiB stack, placed first by zig's
 # linker so that an overflow traps; names stripped.
 $(TSRT)/runtime.wasm: $(TSRT_SRC)/main.c sdk/c/adkhost.c sdk/c/adkhost.h $(TSRT)/quickjs/.stamp $(PYRT)/zig/.stamp
-	ZIG_GLOBAL_CACHE_DIR=$(abspath $(TSRT))/zig-cache ZIG_LOCAL_CACHE_DIR=$(abspath $(TSRT))/zig-cache \
+	ZIG_GLOBAL_CACHE_DIR=$(abspath $(PYRT))/zig-cache ZIG_LOCAL_CACHE_DIR=$(abspath $(TSRT))/zig-cache \
 	  $(PYRT_ZIG) cc --target=wasm32-wasi -mexec-model=reactor -O2 -D_GNU_SOURCE \
 	  -I $(TSRT)/quickjs -I sdk/c $(TSRT_SRC)/main.c \
 	  $(addprefix $(TSRT)/quickjs/,$(filter-out quickjs.c,$(QJS_FILES))) sdk/c/adkhost.c \

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/memory"
@@ -39,10 +40,16 @@ func missing(t *testing.T, format string, args ...any) {
 	t.Skipf(format+" (skipping; CI=true makes this a failure)", args...)
 }
 
+// built keeps the modules the tests built, by source: tests share them.
+var built sync.Map
+
 func buildModule(t *testing.T, src string) []byte {
 	t.Helper()
 	if _, err := modbuild.FindTSRuntime(""); err != nil {
 		missing(t, "%v", err)
+	}
+	if b, ok := built.Load(src); ok {
+		return b.([]byte)
 	}
 	out := filepath.Join(t.TempDir(), "m.wasm")
 	var log bytes.Buffer
@@ -53,6 +60,7 @@ func buildModule(t *testing.T, src string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	built.Store(src, b)
 	return b
 }
 
@@ -278,5 +286,72 @@ func TestBuildErrors(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name+".wasm")); err == nil {
 			t.Errorf("%s: a module was written", name)
 		}
+	}
+}
+
+// TestFolderWithDependencies: a folder builds from its index.ts, with its
+// sibling files and a package from a --path directory bundled in; each
+// instance draws its own Math.random sequence under the random grant (the
+// runtime reseeds on the first call), and the same one without it.
+func TestFolderWithDependencies(t *testing.T) {
+	if _, err := modbuild.FindTSRuntime(""); err != nil {
+		missing(t, "%v", err)
+	}
+	out := filepath.Join(t.TempDir(), "m.wasm")
+	var log bytes.Buffer
+	if err := modbuild.Build(context.Background(), modbuild.Options{Source: "tests/folder", Output: out, Stderr: &log}); err == nil ||
+		!strings.Contains(err.Error(), `Could not resolve "shout"`) {
+		t.Errorf("without --path: %v", err)
+	}
+	if err := modbuild.Build(context.Background(), modbuild.Options{Source: "tests/folder", Paths: []string{"tests/deps"}, Output: out, Stderr: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t)
+	m := load(t, rt, wasm, host.ModuleConfig{})
+	if d := m.Describe(); d.Name != "folder" || len(d.Tools) != 2 || d.Tools[0].Name != "hi" {
+		t.Fatalf("describe: %+v", d)
+	}
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		testkit.Calls(testkit.Call("c1", "hi", map[string]any{"name": "ada"})), testkit.Reply("ok"))
+	if got := response(t, w.MustTurn("hi"), 1); got != `{"result":"HELLO ADA!"}` {
+		t.Errorf("hi: %s", got)
+	}
+
+	// The same folder asking for the random capability (module build
+	// --capabilities random).
+	randOut := filepath.Join(t.TempDir(), "r.wasm")
+	if err := modbuild.Build(context.Background(), modbuild.Options{Source: "tests/folder", Paths: []string{"tests/deps"},
+		Capabilities: []string{"random"}, Output: randOut, Stderr: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	randWasm, err := os.ReadFile(randOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draw := func(wasm []byte, grants sandbox.Grants, owner string) string {
+		sm, err := rt.Load(context.Background(), wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := rt.Pool(context.Background(), sm, sandbox.PoolConfig{Owner: owner, Grants: grants})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		out, err := sandbox.Invoke[abi.ToolCallOutput](context.Background(), p, abi.HookToolCall, &abi.ToolCallInput{Tool: "rand"}, nil)
+		if err != nil || out.Error != "" {
+			t.Fatalf("rand: %v %+v", err, out)
+		}
+		return fmt.Sprint(out.Result)
+	}
+	if a, b := draw(randWasm, sandbox.Grants{Random: true}, "r1"), draw(randWasm, sandbox.Grants{Random: true}, "r2"); a == b {
+		t.Errorf("two instances with the random grant drew the same number %s", a)
+	}
+	if a, b := draw(wasm, sandbox.Grants{}, "d1"), draw(wasm, sandbox.Grants{}, "d2"); a != b {
+		t.Errorf("without the random grant the instances drew %s and %s, want the same", a, b)
 	}
 }
