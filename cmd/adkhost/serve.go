@@ -146,6 +146,21 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	if st.watch != nil {
+		// Apps registered or deleted through another replica serve here
+		// within a notification's round trip; a reconnect re-reads them all.
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go st.watch(watchCtx, func(name string) {
+			if err := srv.SyncApp(watchCtx, name); err != nil {
+				log.Error("syncing an app from the registry", "app", name, "err", err)
+			}
+		}, func() {
+			if err := srv.Resync(watchCtx); err != nil {
+				log.Error("resyncing apps from the registry", "err", err)
+			}
+		})
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "data", f.data, "tracing", tp != nil)
 	fmt.Fprintf(cmd.ErrOrStderr(), "adkhost serving on %s\n", ln.Addr())
 	return srv.Serve(ctx, ln, f.drain)
@@ -156,6 +171,9 @@ type openedStore struct {
 	stores server.Stores
 	memory memory.Service
 	close  func() error
+	// watch, for a store replicas share, reports registry changes any
+	// replica commits (store/postgres's Registry.Watch); nil for bolt.
+	watch func(ctx context.Context, app func(name string), resync func())
 }
 
 // openStore opens the store --store names: "bolt" (the default), DIR's
@@ -173,7 +191,7 @@ func openStore(ctx context.Context, f serveFlags, log *slog.Logger) (*openedStor
 		}
 		return &openedStore{
 			stores: server.Stores{Sessions: db.Sessions(), Artifacts: db.Artifacts(), Registry: db.Registry()},
-			memory: db.Memory(), close: db.Close,
+			memory: db.Memory(), close: db.Close, watch: db.Registry().Watch,
 		}, nil
 	}
 	var db *bolt.DB

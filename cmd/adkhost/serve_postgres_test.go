@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adkhost/adkhost/internal/pgtest"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 )
 
 // TestServePostgresReplicas runs two `adkhost serve --store postgres://…`
@@ -17,32 +21,72 @@ func TestServePostgresReplicas(t *testing.T) {
 	url := pgtest.Database(t)
 	dir := t.TempDir()
 	a := startServer(t, filepath.Join(dir, "a"), "--store", url, "--admin-token", "tok")
-	appDir := filepath.Join(dir, "chat")
-	os.MkdirAll(appDir, 0o755)
-	os.WriteFile(filepath.Join(appDir, "root_agent.yaml"), []byte("name: chat\nmodel: scripted\ninstruction: Echo.\n"), 0o644)
-	os.WriteFile(filepath.Join(appDir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'echo: {{text}}'}\n"), 0o644)
-	if out, errOut, err := cli(t, "app", "register", appDir, "--name", "chat", "--server", a.url, "--token", "tok"); err != nil {
-		t.Fatalf("register: %v %s %s", err, out, errOut)
-	}
 	// ADKHOST_STORE works as --store does.
 	t.Setenv("ADKHOST_STORE", url)
 	b := startServer(t, filepath.Join(dir, "b"), "--admin-token", "tok")
-	if st, body := call(t, "POST", a.url+"/apps/chat/users/u/sessions/s1", map[string]any{"state": map[string]any{"user:name": "Ada"}}, ""); st != 200 {
+	// A Wasm tool uploaded through b, an app using it registered through
+	// a while b is up: b learns of it.
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-cmd-guests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasmFile := filepath.Join(dir, "weather.wasm")
+	os.WriteFile(wasmFile, wasm, 0o644)
+	if out, errOut, err := cli(t, "module", "upload", wasmFile, "--name", "weather", "--server", b.url, "--token", "tok"); err != nil {
+		t.Fatalf("upload on b: %v %s %s", err, out, errOut)
+	}
+	appDir := writeApp(t, filepath.Join(dir, "wx"), "v1")
+	if out, errOut, err := cli(t, "app", "register", appDir, "--name", "wx", "--server", a.url, "--token", "tok"); err != nil {
+		t.Fatalf("register on a: %v %s %s", err, out, errOut)
+	}
+	waitApp(t, b, "wx", true)
+	if st, body := call(t, "POST", a.url+"/apps/wx/users/u/sessions/s1", map[string]any{"state": map[string]any{"user:name": "Ada"}}, ""); st != 200 {
 		t.Fatalf("create session on a: %d %s", st, body)
 	}
-	for i, srv := range []*proc{a, b, a, b} {
-		text := []string{"one", "two", "three", "four"}[i]
-		st, body := call(t, "POST", srv.url+"/run", runMsg("chat", "s1", text), "")
-		if st != 200 || answer(t, body) != "echo: "+text {
+	// A round-robin client: each turn on the other replica, the model
+	// calling the Wasm tool every turn.
+	cities := []string{"Paris", "Rome", "Oslo", "Lima"}
+	for i, city := range cities {
+		srv := []*proc{a, b}[i%2]
+		st, body := call(t, "POST", srv.url+"/run", runMsg("wx", "s1", city), "")
+		if st != 200 || answer(t, body) != "v1: weather in "+city {
 			t.Fatalf("turn %d on %s: %d %s", i, srv.url, st, body)
 		}
 	}
-	st, body := call(t, "GET", b.url+"/apps/chat/users/u/sessions/s1", nil, "")
-	if st != 200 || strings.Count(string(body), `"author":"user"`) != 4 || !strings.Contains(string(body), `"user:name":"Ada"`) {
-		t.Fatalf("session on b after four turns on a and b: %d %s", st, body)
+	st, body := call(t, "GET", b.url+"/apps/wx/users/u/sessions/s1", nil, "")
+	if st != 200 || strings.Count(string(body), `"functionCall"`) != len(cities) || strings.Count(string(body), `"author":"user"`) != len(cities) ||
+		!strings.Contains(string(body), `"user:name":"Ada"`) {
+		t.Fatalf("session on b after %d turns on a and b: %d %s", len(cities), st, body)
 	}
+	// Deleted through b: a stops serving it.
+	if st, body := call(t, "DELETE", b.url+"/admin/v1/apps/wx", nil, "tok"); st != 204 {
+		t.Fatalf("delete on b: %d %s", st, body)
+	}
+	waitApp(t, a, "wx", false)
 	a.stop(t)
 	b.stop(t)
+}
+
+// waitApp waits up to a second for srv to list app (or not).
+func waitApp(t *testing.T, srv *proc, app string, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		_, body := call(t, "GET", srv.url+"/list-apps", nil, "")
+		var names []string
+		json.Unmarshal(body, &names)
+		if slices.Contains(names, app) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s lists %s after a second; want listed: %v", srv.url, body, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestServePostgresUnreachable: a database that is not there fails serve

@@ -229,8 +229,10 @@ func (c *Cluster) spawn() (<-chan struct{}, error) {
 	}
 	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.dataDir(),
 		"-k", c.Dir, "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port),
-		// A test cluster: durability is not what is tested here.
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		// fsync off: a killed server (Kill, Restart) keeps what it
+		// committed, the machine's page cache holds it; only a machine
+		// crash would lose it, which tests do not do.
+		"-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200", "-c", "shared_buffers=32MB")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
