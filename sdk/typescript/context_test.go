@@ -138,7 +138,8 @@ func TestContextOverHostFunctions(t *testing.T) {
 		testkit.Calls(testkit.Call("c4", "fails", map[string]any{})),
 		testkit.Calls(testkit.Call("c5", "fetch_it", map[string]any{"url": srv.URL + "/x"})), testkit.Reply("ok"),
 		testkit.Calls(testkit.Call("c6", "limits", map[string]any{})), testkit.Reply("ok"),
-		testkit.Calls(testkit.Call("c7", "never", map[string]any{})))
+		testkit.Calls(testkit.Call("c7", "never", map[string]any{})),
+		testkit.Calls(testkit.Call("c8", "bigint", map[string]any{})))
 
 	evs := w.MustTurn("tour")
 	if len(evs) != 3 {
@@ -207,6 +208,9 @@ func TestContextOverHostFunctions(t *testing.T) {
 	if _, err := w.Turn("never"); err == nil || !strings.Contains(err.Error(), "a promise never settled") {
 		t.Errorf("never: run error %v, want the unsettled promise's", err)
 	}
+	if _, err := w.Turn("bigint"); err == nil || !strings.Contains(err.Error(), "TypeError: BigInt") {
+		t.Errorf("bigint: run error %v, want JSON's TypeError", err)
+	}
 }
 
 // TestCallbacksAndPlugin: agent callbacks with adk-js's one-object
@@ -224,14 +228,15 @@ func TestCallbacksAndPlugin(t *testing.T) {
 	if h := guard.Describe().Hooks; fmt.Sprint(h) != "[before_model after_tool]" {
 		t.Errorf("guard hooks %v", h)
 	}
-	if h := plug.Describe().Hooks; fmt.Sprint(h) != "[before_tool before_run]" {
+	if h := plug.Describe().Hooks; fmt.Sprint(h) != "[before_agent before_tool on_user_message before_run on_event after_run]" {
 		t.Errorf("plugin hooks %v", h)
 	}
 	cb := guard.Callbacks()
 	w := testkit.NewWorldWith(t, testkit.Options{Memory: memory.NewInMemoryService()},
 		engine.LlmAgentConfig{Tools: tools.Tools(), BeforeModel: cb.BeforeModel, AfterTool: cb.AfterTool},
 		[]callbacks.Plugin{plug.Plugin()},
-		testkit.Calls(testkit.Call("c1", "context_tour", map[string]any{"note": "quiet"})), testkit.Reply("ok"))
+		testkit.Calls(testkit.Call("c1", "context_tour", map[string]any{"note": "quiet"})), testkit.Reply("ok"),
+		testkit.Reply("fine"))
 
 	evs := w.MustTurn("please BLOCK this")
 	if len(evs) != 1 || testkit.TextOf(evs[0]) != "blocked by policy" {
@@ -251,7 +256,18 @@ func TestCallbacksAndPlugin(t *testing.T) {
 	if v, ok := w.Session().StateValue("checked"); !ok || fmt.Sprint(v) != "1" {
 		t.Errorf("checked = %v, %v", v, ok)
 	}
-	for _, line := range []string{"WARN blocked for agent root", "INFO run of u starts"} {
+	for i, ev := range evs {
+		if ev.CustomMetadata["seen_by"] != "shout" {
+			t.Errorf("event %d: customMetadata %v, want on_event's mark", i, ev.CustomMetadata)
+		}
+	}
+	evs = w.MustTurn("lower:QUIET PLEASE")
+	reqs := w.Model.Requests()
+	last := reqs[len(reqs)-1].Contents
+	if len(evs) != 1 || last[len(last)-1].Parts[0].Text != "quiet please" {
+		t.Errorf("on_user_message's rewrite did not reach the model: %+v", last[len(last)-1].Parts[0])
+	}
+	for _, line := range []string{"WARN blocked for agent root", "INFO run of u starts", "INFO agent root starts", "INFO run e-"} {
 		if !strings.Contains(logs.all(), line) {
 			t.Errorf("log lines lack %q:\n%s", line, logs.all())
 		}

@@ -221,10 +221,17 @@ class Runtime {
       if (!handler) return out({ error: `this module does not implement ${hook}` });
       const msg = input ? JSON.parse(input) : {};
       const r = handler(msg);
-      const done = (o: Out) => (o === undefined ? "" : out(o));
       const fail = (e: unknown) => out({ error: errorText(e) });
-      if (isThenable(r)) return Promise.resolve(r).then(done as (x: unknown) => string, fail);
-      return done(r as Out);
+      // A result JSON cannot encode (a BigInt, a cycle) fails the hook.
+      const done = (o: unknown) => {
+        try {
+          return o === undefined ? "" : out(o as Record<string, unknown>);
+        } catch (e) {
+          return fail(e);
+        }
+      };
+      if (isThenable(r)) return Promise.resolve(r).then(done, fail);
+      return done(r);
     } catch (e) {
       if (hook === "__init") throw e;
       return out({ error: errorText(e) });

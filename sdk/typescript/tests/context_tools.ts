@@ -105,3 +105,5 @@ tool({
   description: "Awaits a promise nothing resolves.",
   parameters: none,
 }, () => new Promise(() => {}));
+
+tool({ name: "bigint", description: "Answers what JSON cannot encode." }, async () => ({ n: 1n }));
