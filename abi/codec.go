@@ -68,6 +68,18 @@ func DecodeValue(data []byte, v any, maxBytes int) error {
 	if len(data) > maxBytes {
 		return fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), maxBytes)
 	}
+	if !decodeFast(data, v) {
+		if err := decodeStrict(data, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeStrict is DecodeValue's decoder for everything decodeFast leaves:
+// encoding/json, refusing unknown fields, then exactNumbers. It decides and
+// words every error.
+func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()

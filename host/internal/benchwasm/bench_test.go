@@ -97,16 +97,21 @@ func input() *abi.ToolCallInput {
 
 func buildWeather(t testing.TB) []byte {
 	t.Helper()
-	root, err := wasmbuild.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-bench-wasm"))
+	wasm, err := weather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return wasm
 }
+
+// weather builds the Go guest once per process.
+var weather = sync.OnceValues(func() ([]byte, error) {
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	return wasmbuild.Build(wasmbuild.SDKExample(root, "weather", "adkhost-bench-wasm"))
+})
 
 func enabled(t *testing.T) {
 	if os.Getenv("ADKHOST_BENCH_WASM") != "1" {
@@ -326,19 +331,40 @@ func cInstanceKiB(t *testing.T, rt *sandbox.Runtime) float64 {
 // turnRatio times one engine turn with the guest's get_weather over the
 // same turn with the tool written in Go.
 func turnRatio(t *testing.T, rt *sandbox.Runtime, wasm []byte) float64 {
+	guestTool, goTool, closeTools := turnTools(t, rt, wasm)
+	defer closeTools()
+	// One checked turn each, outside testing.Benchmark, which hides failures.
+	for _, tl := range []tool.Tool{guestTool, goTool} {
+		if r := testing.Benchmark(turn(tl)); r.N == 0 {
+			t.Fatalf("the turn with the %T tool fails", tl)
+		}
+	}
+	// Alternate to share the machine's noise.
+	var wasmNs, goNs []float64
+	for range 3 {
+		wasmNs = append(wasmNs, median(1, turn(guestTool)))
+		goNs = append(goNs, median(1, turn(goTool)))
+	}
+	slices.Sort(wasmNs)
+	slices.Sort(goNs)
+	t.Logf("engine turn: wasm tool %.1f µs, Go tool %.1f µs", wasmNs[1]/1e3, goNs[1]/1e3)
+	return wasmNs[1] / goNs[1]
+}
+
+// turnTools returns get_weather as the guest's tool and as a tool written
+// in Go, and a func that closes the guest module.
+func turnTools(t testing.TB, rt *sandbox.Runtime, wasm []byte) (guestTool, goTool tool.Tool, closeTools func()) {
 	ctx := context.Background()
 	hm, err := host.Load(ctx, rt, wasm, host.ModuleConfig{Owner: "turn", Grants: sandbox.Grants{State: true}, WriteUserState: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hm.Close(ctx)
-	var guestTool tool.Tool
 	for _, tl := range hm.Tools() {
 		if tl.Name() == "get_weather" {
 			guestTool = tl
 		}
 	}
-	goTool, err := tool.NewFunction(tool.FunctionConfig{
+	goTool, err = tool.NewFunction(tool.FunctionConfig{
 		Name: "get_weather", Description: "Returns the weather forecast of a city.",
 		Parameters: map[string]any{"type": "object", "properties": map[string]any{
 			"city": map[string]any{"type": "string"}, "days": map[string]any{"type": "integer"},
@@ -370,63 +396,58 @@ func turnRatio(t *testing.T, rt *sandbox.Runtime, wasm []byte) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := scripted.NewReactive("bench-model",
+	return guestTool, goTool, func() { hm.Close(ctx) }
+}
+
+// turnModel asks for get_weather, then answers.
+var turnModel = func() *scripted.Reactive {
+	m, err := scripted.NewReactive("bench-model",
 		scripted.Rule{When: scripted.Match{FunctionResponse: "get_weather"}, Respond: scripted.ResponseSpec{Text: "Sunny in Paris for three days."}},
 		scripted.Rule{Respond: scripted.ResponseSpec{FunctionCalls: []scripted.FunctionCallSpec{{Name: "get_weather", Args: map[string]any{"city": "Paris", "days": 3}}}}},
 	)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	turn := func(tl tool.Tool) func(b *testing.B) {
-		return func(b *testing.B) {
-			a, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "root", Model: model, Tools: []tool.Tool{tl}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			runner, err := engine.NewRunner(engine.RunnerConfig{AppName: "weather_app", Agent: a, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Weather in Paris?"}}}
-			i := 0
-			for b.Loop() {
-				i++
-				n := 0
-				for ev, err := range runner.Run(ctx, "u", fmt.Sprint("s", i), msg, engine.RunConfig{}) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					if ev.Content != nil {
-						for _, part := range ev.Content.Parts {
-							if fr := part.FunctionResponse; fr != nil {
-								if _, ok := fr.Response["days"]; !ok {
-									b.Fatal(errors.New("no forecast in the function response"))
-								}
+	return m
+}()
+
+// turn benchmarks one engine turn with tl: the user asks, the model calls
+// get_weather, the tool runs, the model answers; a new in-memory session
+// each time.
+func turn(tl tool.Tool) func(b *testing.B) {
+	return func(b *testing.B) {
+		ctx := context.Background()
+		a, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "root", Model: turnModel, Tools: []tool.Tool{tl}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runner, err := engine.NewRunner(engine.RunnerConfig{AppName: "weather_app", Agent: a, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Weather in Paris?"}}}
+		i := 0
+		for b.Loop() {
+			i++
+			n := 0
+			for ev, err := range runner.Run(ctx, "u", fmt.Sprint("s", i), msg, engine.RunConfig{}) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				if ev.Content != nil {
+					for _, part := range ev.Content.Parts {
+						if fr := part.FunctionResponse; fr != nil {
+							if _, ok := fr.Response["days"]; !ok {
+								b.Fatal(errors.New("no forecast in the function response"))
 							}
 						}
 					}
-					n++
 				}
-				if n != 3 {
-					b.Fatalf("%d events, want call, response, answer", n)
-				}
+				n++
+			}
+			if n != 3 {
+				b.Fatalf("%d events, want call, response, answer", n)
 			}
 		}
 	}
-	// One checked turn each, outside testing.Benchmark, which hides failures.
-	for _, tl := range []tool.Tool{guestTool, goTool} {
-		if r := testing.Benchmark(turn(tl)); r.N == 0 {
-			t.Fatalf("the turn with the %T tool fails", tl)
-		}
-	}
-	// Alternate to share the machine's noise.
-	var wasmNs, goNs []float64
-	for range 3 {
-		wasmNs = append(wasmNs, median(1, turn(guestTool)))
-		goNs = append(goNs, median(1, turn(goTool)))
-	}
-	slices.Sort(wasmNs)
-	slices.Sort(goNs)
-	t.Logf("engine turn: wasm tool %.1f µs, Go tool %.1f µs", wasmNs[1]/1e3, goNs[1]/1e3)
-	return wasmNs[1] / goNs[1]
 }

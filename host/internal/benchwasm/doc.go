@@ -1,5 +1,5 @@
 // Package benchwasm holds `make bench-wasm` (mk/bench-wasm.mk): the cost of
-// running a tool in a sandboxed Go guest instead of in Go. Its only code is
+// running a tool in a sandboxed Go guest instead of in Go. Its main code is
 // TestWasmBench, which runs when ADKHOST_BENCH_WASM=1 and prints, last,
 //
 //		wasm_call_overhead_us=… cold_start_ms=… instance_kib_c=… turn_ratio_wasm_vs_native=…
@@ -18,4 +18,10 @@
 //	    for get_weather, tool, model answers; scripted model, in-memory
 //	    session) with the guest's tool over the same turn with the tool
 //	    written in Go.
+//
+// The same pieces are Go benchmarks for profiles and benchstat comparisons
+// (BenchmarkTurn, BenchmarkToolCall; they also report cpu-ns/op, the
+// process's CPU time, steadier than wall time on a shared machine):
+//
+//	go test -run '^$' -bench 'Turn|ToolCall' -count 8 ./host/internal/benchwasm/
 package benchwasm

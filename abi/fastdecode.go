@@ -1,0 +1,454 @@
+package abi
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A single-pass decoder for the hot messages: a tool's output
+// (ToolCallOutput) and an untyped value (*any, as a state value). It builds
+// the values the strict path builds (encoding/json with UseNumber, then
+// exactNumbers) directly: objects as map[string]any, arrays as []any,
+// integers as int64, other numbers as float64.
+//
+// It only ever succeeds on input the strict path accepts, with the same
+// result, and gives up on anything unusual: invalid or merely odd JSON
+// (invalid UTF-8, lone surrogates, which encoding/json replaces with
+// U+FFFD), a field name that is not exactly the ABI's (encoding/json
+// matches names case-insensitively), a field of the wrong type, an unknown
+// field, deep nesting. The caller then runs the strict path, which decides
+// and words the error, so every guarantee and message of Decode stays that
+// of encoding/json. FuzzFastDecode checks the agreement.
+
+// fastMaxDepth bounds the nesting the fast path follows; deeper values go
+// to the strict path (encoding/json allows 10,000).
+const fastMaxDepth = 1000
+
+// decodeFast decodes data into v if v is one of the types it knows and
+// data is plain enough; it reports whether it did. It leaves v unchanged
+// when it does not.
+func decodeFast(data []byte, v any) bool {
+	switch t := v.(type) {
+	case *any:
+		if t == nil || *t != nil {
+			// encoding/json decodes into what a non-nil interface
+			// points to; leave that to it.
+			return false
+		}
+		d := fastDecoder{b: data}
+		x, ok := d.value(0)
+		if !ok || !d.end() {
+			return false
+		}
+		*t = x
+		return true
+	case *ToolCallOutput:
+		if t == nil || t.Result != nil {
+			return false
+		}
+		return decodeToolCallOutput(data, t)
+	}
+	return false
+}
+
+func decodeToolCallOutput(data []byte, o *ToolCallOutput) bool {
+	d := fastDecoder{b: data}
+	d.space()
+	if !d.consume('{') {
+		return false
+	}
+	version, errText := o.ABIVersion, o.Error
+	var result any
+	d.space()
+	if !d.consume('}') {
+		for {
+			d.space()
+			key, ok := d.key()
+			if !ok {
+				return false
+			}
+			d.space()
+			if !d.consume(':') {
+				return false
+			}
+			d.space()
+			switch key {
+			case "abiVersion":
+				if d.null() {
+					break
+				}
+				n, ok := d.integer()
+				if !ok {
+					return false
+				}
+				version = n
+			case "result":
+				if result, ok = d.value(1); !ok {
+					return false
+				}
+			case "error":
+				if d.null() {
+					break
+				}
+				if d.peek() != '"' {
+					return false
+				}
+				if errText, ok = d.str(); !ok {
+					return false
+				}
+			default:
+				return false
+			}
+			d.space()
+			if d.consume(',') {
+				continue
+			}
+			if d.consume('}') {
+				break
+			}
+			return false
+		}
+	}
+	if !d.end() {
+		return false
+	}
+	o.ABIVersion, o.Error, o.Result = version, errText, result
+	return true
+}
+
+type fastDecoder struct {
+	b []byte
+	i int
+}
+
+func (d *fastDecoder) space() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// end reports whether only whitespace is left.
+func (d *fastDecoder) end() bool {
+	d.space()
+	return d.i == len(d.b)
+}
+
+func (d *fastDecoder) peek() byte {
+	if d.i < len(d.b) {
+		return d.b[d.i]
+	}
+	return 0
+}
+
+func (d *fastDecoder) consume(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *fastDecoder) literal(s string) bool {
+	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
+		d.i += len(s)
+		return true
+	}
+	return false
+}
+
+func (d *fastDecoder) null() bool { return d.literal("null") }
+
+// value decodes any JSON value at nesting depth depth.
+func (d *fastDecoder) value(depth int) (any, bool) {
+	d.space()
+	switch c := d.peek(); {
+	case c == '"':
+		s, ok := d.str()
+		return s, ok
+	case c == '{':
+		return d.object(depth + 1)
+	case c == '[':
+		return d.array(depth + 1)
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	}
+	return nil, false
+}
+
+func (d *fastDecoder) object(depth int) (any, bool) {
+	if depth > fastMaxDepth {
+		return nil, false
+	}
+	d.i++ // '{'
+	m := map[string]any{}
+	d.space()
+	if d.consume('}') {
+		return m, true
+	}
+	for {
+		d.space()
+		k, ok := d.key()
+		if !ok {
+			return nil, false
+		}
+		d.space()
+		if !d.consume(':') {
+			return nil, false
+		}
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		d.space()
+		if d.consume(',') {
+			continue
+		}
+		if d.consume('}') {
+			return m, true
+		}
+		return nil, false
+	}
+}
+
+func (d *fastDecoder) array(depth int) (any, bool) {
+	if depth > fastMaxDepth {
+		return nil, false
+	}
+	d.i++ // '['
+	a := []any{}
+	d.space()
+	if d.consume(']') {
+		return a, true
+	}
+	for {
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		d.space()
+		if d.consume(',') {
+			continue
+		}
+		if d.consume(']') {
+			return a, true
+		}
+		return nil, false
+	}
+}
+
+func (d *fastDecoder) key() (string, bool) {
+	if d.peek() != '"' {
+		return "", false
+	}
+	return d.str()
+}
+
+// str decodes a string at d.i (a '"'). It gives up on invalid UTF-8 and on
+// escaped surrogates that do not pair, which encoding/json replaces with
+// U+FFFD.
+func (d *fastDecoder) str() (string, bool) {
+	d.i++ // '"'
+	start := d.i
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			s := string(d.b[start:d.i])
+			d.i++
+			return s, true
+		case c == '\\':
+			return d.escapedStr(start)
+		case c < 0x20:
+			return "", false
+		case c < utf8.RuneSelf:
+			d.i++
+		default:
+			r, n := utf8.DecodeRune(d.b[d.i:])
+			if r == utf8.RuneError && n == 1 {
+				return "", false
+			}
+			d.i += n
+		}
+	}
+	return "", false
+}
+
+// escapedStr finishes a string from start whose first escape is at d.i.
+func (d *fastDecoder) escapedStr(start int) (string, bool) {
+	out := make([]byte, 0, d.i-start+16)
+	out = append(out, d.b[start:d.i]...)
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return string(out), true
+		case c == '\\':
+			if d.i+1 >= len(d.b) {
+				return "", false
+			}
+			e := d.b[d.i+1]
+			d.i += 2
+			switch e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := d.hex4()
+				if !ok {
+					return "", false
+				}
+				if utf16.IsSurrogate(r) {
+					if !d.literal(`\u`) {
+						return "", false
+					}
+					r2, ok := d.hex4()
+					if !ok {
+						return "", false
+					}
+					if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+						return "", false
+					}
+				}
+				out = utf8.AppendRune(out, r)
+			default:
+				return "", false
+			}
+		case c < 0x20:
+			return "", false
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			d.i++
+		default:
+			r, n := utf8.DecodeRune(d.b[d.i:])
+			if r == utf8.RuneError && n == 1 {
+				return "", false
+			}
+			out = append(out, d.b[d.i:d.i+n]...)
+			d.i += n
+		}
+	}
+	return "", false
+}
+
+func (d *fastDecoder) hex4() (rune, bool) {
+	if len(d.b)-d.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.b[d.i : d.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	d.i += 4
+	return r, true
+}
+
+// number decodes a JSON number as exactNumbers converts a json.Number:
+// int64 when strconv.ParseInt takes it, else float64 (±Inf past the
+// float64 range, as there).
+func (d *fastDecoder) number() (any, bool) {
+	start := d.i
+	d.consume('-')
+	switch c := d.peek(); {
+	case c == '0':
+		d.i++
+	case c >= '1' && c <= '9':
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			d.i++
+		}
+	default:
+		return nil, false
+	}
+	intEnd := d.i
+	if d.consume('.') {
+		if !d.digits() {
+			return nil, false
+		}
+	}
+	if c := d.peek(); c == 'e' || c == 'E' {
+		d.i++
+		if c := d.peek(); c == '+' || c == '-' {
+			d.i++
+		}
+		if !d.digits() {
+			return nil, false
+		}
+	}
+	lit := d.b[start:d.i]
+	if d.i == intEnd && len(lit) <= 18 {
+		// Fits in int64 whatever the digits: what ParseInt returns.
+		neg := lit[0] == '-'
+		if neg {
+			lit = lit[1:]
+		}
+		var n int64
+		for _, c := range lit {
+			n = n*10 + int64(c-'0')
+		}
+		if neg {
+			n = -n
+		}
+		return n, true
+	}
+	s := string(lit)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	return f, true
+}
+
+func (d *fastDecoder) digits() bool {
+	start := d.i
+	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+		d.i++
+	}
+	return d.i > start
+}
+
+// integer decodes an int field as encoding/json does: a number literal
+// that strconv.ParseInt takes.
+func (d *fastDecoder) integer() (int, bool) {
+	v, ok := d.number()
+	if !ok {
+		return 0, false
+	}
+	n, isInt := v.(int64)
+	if !isInt || int64(int(n)) != n {
+		return 0, false
+	}
+	return int(n), true
+}

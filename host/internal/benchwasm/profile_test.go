@@ -1,0 +1,119 @@
+package benchwasm
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/sandbox"
+	"github.com/adkhost/adkhost/sdk/go/adkhost"
+)
+
+// The benchmarks below are the pieces of make bench-wasm as Go benchmarks,
+// for profiles and benchstat comparisons of the call path:
+//
+//	go test -run '^$' -bench 'Turn|ToolCall' -count 8 ./host/internal/benchwasm/ -cpuprofile cpu.out
+
+// cpuPerOp runs fn and reports the process's CPU time per op (cpu-ns/op),
+// which a machine shared with other work disturbs less than wall time.
+func cpuPerOp(b *testing.B, fn func(b *testing.B)) {
+	before := cpuNs()
+	fn(b)
+	b.ReportMetric(float64(cpuNs()-before)/float64(b.N), "cpu-ns/op")
+}
+
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func benchRuntime(b *testing.B) (*sandbox.Runtime, []byte) {
+	wasm := buildWeather(b)
+	ctx := context.Background()
+	// A cache shared by runs, so profiles show calls, not compilation.
+	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(os.TempDir(), "adkhost-benchwasm-cache")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(ctx) })
+	return rt, wasm
+}
+
+// BenchmarkTurn is one engine turn with the guest's get_weather (wasm) and
+// with the same tool written in Go (go).
+func BenchmarkTurn(b *testing.B) {
+	rt, wasm := benchRuntime(b)
+	guestTool, goTool, closeTools := turnTools(b, rt, wasm)
+	defer closeTools()
+	b.Run("wasm", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(guestTool)) })
+	b.Run("go", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(goTool)) })
+}
+
+// BenchmarkToolCall is a warm get_weather call through sandbox.Invoke
+// (wasm), the same SDK code natively with the same host-side encode and
+// decode (native), and the transport alone (floor).
+func BenchmarkToolCall(b *testing.B) {
+	ctx := context.Background()
+	rt, wasm := benchRuntime(b)
+	m, err := rt.Load(ctx, wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "bench", Grants: sandbox.Grants{State: true}, Limits: sandbox.Limits{MaxInstances: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &stateHost{state: map[string]json.RawMessage{}}
+	in := input()
+	check := func(b *testing.B, out *abi.ToolCallOutput) {
+		if out.Error != "" || len(out.Result.(map[string]any)["days"].([]any)) != 3 {
+			b.Fatalf("output %+v", out)
+		}
+	}
+	b.Run("wasm", func(b *testing.B) {
+		b.ReportAllocs()
+		cpuPerOp(b, func(b *testing.B) {
+			for b.Loop() {
+				out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, in, h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				check(b, out)
+			}
+		})
+	})
+	b.Run("native", func(b *testing.B) {
+		restore := adkhost.UseHost(h)
+		defer restore()
+		b.ReportAllocs()
+		cpuPerOp(b, func(b *testing.B) {
+			for b.Loop() {
+				data, err := abi.Encode(in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				raw := adkhost.Handle(abi.HookToolCall, data)
+				var out abi.ToolCallOutput
+				if err := abi.Decode(raw, &out, 0); err != nil {
+					b.Fatal(err)
+				}
+				check(b, &out)
+			}
+		})
+	})
+	b.Run("floor", func(b *testing.B) {
+		b.ReportAllocs()
+		cpuPerOp(b, func(b *testing.B) {
+			for b.Loop() {
+				p.Call(ctx, abi.HookToolCall, nil, h)
+			}
+		})
+	})
+}
