@@ -11,3 +11,15 @@ mcp-venv:
 	@want=$$(sed -n 's/^mcp==//p' $(MCP_REQUIREMENTS)); \
 	  $(MCP_VENV)/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$$want')" 2>/dev/null || { \
 	  python3 -m venv $(MCP_VENV) && $(MCP_VENV)/bin/pip install -q -r $(MCP_REQUIREMENTS); }
+
+# The official MCP Inspector's CLI (npm, pinned; its postinstall, which
+# builds the web UI's clients, is not run) in build/mcp-inspector, for
+# TestServeMCPInspectorCLI. It runs offline.
+MCP_INSPECTOR_DIR ?= build/mcp-inspector
+MCP_INSPECTOR_VERSION := 2.12.0
+
+.PHONY: mcp-inspector
+mcp-inspector:
+	@grep -qs '"version": "$(MCP_INSPECTOR_VERSION)"' $(MCP_INSPECTOR_DIR)/node_modules/@modelcontextprotocol/inspector/package.json || { \
+	  mkdir -p $(MCP_INSPECTOR_DIR) && \
+	  npm install --prefix $(MCP_INSPECTOR_DIR) --no-audit --no-fund --ignore-scripts --no-save @modelcontextprotocol/inspector@$(MCP_INSPECTOR_VERSION); }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -33,15 +34,11 @@ func mcpPython(t *testing.T, root string) string {
 	return py
 }
 
-// TestServeMCPPythonClient calls a Wasm tool through a real `adkhost
-// serve` with the Python `mcp` package's client (testdata/mcp_client.py),
-// with the MCP token serve generates into DIR/mcp-token.
-func TestServeMCPPythonClient(t *testing.T) {
-	root, err := wasmbuild.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	py := mcpPython(t, root)
+// startMCPServe starts `adkhost serve` with the counter guest
+// (host/server/testdata/counter) registered as app "tools", and returns it
+// with the MCP token serve generated into DIR/mcp-token.
+func startMCPServe(t *testing.T, root string) (*proc, string) {
+	t.Helper()
 	wasm, err := wasmbuild.Build(wasmbuild.Spec{Dir: root, Package: "./host/server/testdata/counter",
 		Sources: []string{"host/server/testdata/counter", "sdk/go/adkhost", "abi"}, Cache: "adkhost-cmd-guests"})
 	if err != nil {
@@ -82,6 +79,19 @@ func TestServeMCPPythonClient(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("app registration: %v %v", err, resp)
 	}
+	return srv, mcpToken
+}
+
+// TestServeMCPPythonClient calls a Wasm tool through a real `adkhost
+// serve` with the Python `mcp` package's client (testdata/mcp_client.py),
+// with the MCP token serve generates into DIR/mcp-token.
+func TestServeMCPPythonClient(t *testing.T) {
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := mcpPython(t, root)
+	srv, mcpToken := startMCPServe(t, root)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -126,6 +136,58 @@ func TestServeMCPPythonClient(t *testing.T) {
 	}
 	if len(sessions) != 2 || !(counts[0] == "5" && counts[1] == "10" || counts[0] == "10" && counts[1] == "5") {
 		t.Errorf("the store has sessions with counts %v, want 5 and 10", counts)
+	}
+	srv.stop(t)
+}
+
+// TestServeMCPInspectorCLI lists and calls the Wasm tools of a real
+// `adkhost serve` with the official MCP Inspector's CLI mode (`make
+// mcp-inspector`: build/mcp-inspector, npm, run by .ci/run). Each
+// invocation is an MCP session of its own.
+func TestServeMCPInspectorCLI(t *testing.T) {
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "build", "mcp-inspector", "node_modules", ".bin", "mcp-inspector")
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and no MCP Inspector in build/mcp-inspector (make mcp-inspector installs it): %v", err)
+		}
+		t.Skipf("no MCP Inspector in build/mcp-inspector (make mcp-inspector installs it): %v (skipping; CI=true makes this a failure)", err)
+	}
+	srv, mcpToken := startMCPServe(t, root)
+	inspect := func(withToken bool, args ...string) (string, error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		full := []string{"--cli", srv.url + "/mcp/tools", "--transport", "http"}
+		if withToken {
+			full = append(full, "--header", "Authorization: Bearer "+mcpToken)
+		}
+		cmd := exec.CommandContext(ctx, bin, append(full, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := inspect(true, "--method", "tools/list")
+	if err != nil || !strings.Contains(out, `"name": "add"`) || !strings.Contains(out, `"name": "spin"`) {
+		t.Errorf("tools/list: %v\n%s", err, out)
+	}
+	out, err = inspect(true, "--method", "tools/call", "--tool-name", "add", "--tool-arg", "n=4")
+	if err != nil || !strings.Contains(out, `"total": 4`) {
+		t.Errorf("tools/call add: %v\n%s", err, out)
+	}
+	// A tool's error is an isError result, which the CLI prints and
+	// reports with exit status 5.
+	out, err = inspect(true, "--method", "tools/call", "--tool-name", "fail", "--tool-arg", "message=boom")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 5 || !strings.Contains(out, `"isError": true`) || !strings.Contains(out, "failed as asked: boom") {
+		t.Errorf("tools/call fail: %v\n%s", err, out)
+	}
+	// Without the token the server's 401 makes the CLI look for OAuth,
+	// which it cannot do without a terminal.
+	if out, err = inspect(false, "--method", "tools/list"); err == nil || !strings.Contains(out, "auth") {
+		t.Errorf("without the token: %v\n%s", err, out)
 	}
 	srv.stop(t)
 }
