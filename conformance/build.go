@@ -90,6 +90,9 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 		cfg.OutputSchema = modelJSONSchema(spec.OutputSchema)
 	}
 	cfg.Mode = engine.AgentMode(spec.Mode)
+	if spec.CodeExecutor == "built_in" {
+		cfg.CodeExecutor = &engine.BuiltInCodeExecutor{}
+	}
 	if p := spec.Planner; p != nil {
 		if p.PlanReAct {
 			cfg.Planner = planner.PlanReAct{}

@@ -235,6 +235,19 @@ func buildPart(p PartSpec) *genai.Part {
 	if r := p.Response; r != nil {
 		gp.FunctionResponse = &genai.FunctionResponse{Name: r.Name, ID: r.ID, Response: deepCopyMap(r.Response)}
 	}
+	if p.Code != nil {
+		c := *p.Code
+		gp.ExecutableCode = &c
+	}
+	if p.Result != nil {
+		r := *p.Result
+		gp.CodeExecutionResult = &r
+	}
+	if p.Inline != nil {
+		b := *p.Inline
+		b.Data = append([]byte(nil), p.Inline.Data...)
+		gp.InlineData = &b
+	}
 	return gp
 }
 

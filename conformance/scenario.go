@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/base64"
 	"fmt"
+	"google.golang.org/genai"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -88,6 +89,8 @@ type AgentSpec struct {
 	DisallowTransferToParent bool
 	DisallowTransferToPeers  bool
 	Planner                  *PlannerSpec
+	// CodeExecutor is "built_in" (BuiltInCodeExecutor) or "".
+	CodeExecutor             string
 	GenerateContentConfig    map[string]any
 	GenerateContentConfigPos *node
 	Mode                     string
@@ -186,6 +189,12 @@ type PartSpec struct {
 	Thought  bool
 	Call     *CallSpec
 	Response *FuncResponseSpec
+	// Code, Result and Inline are executable_code {code, language},
+	// code_execution_result {outcome, output} and inline_data {mime_type,
+	// data (base64), display_name}.
+	Code   *genai.ExecutableCode
+	Result *genai.CodeExecutionResult
+	Inline *genai.Blob
 }
 
 // CallSpec is a function call {name, args, id}.
@@ -607,8 +616,24 @@ func decodePart(n *node, where string) PartSpec {
 		s := n.s
 		return PartSpec{Text: &s}
 	}
-	checkKeys(n, where, "text", "thought", "function_call", "function_response")
+	checkKeys(n, where, "text", "thought", "function_call", "function_response", "executable_code", "code_execution_result", "inline_data")
 	var p PartSpec
+	if c := n.get("executable_code"); c != nil {
+		checkKeys(c, where+".executable_code", "code", "language")
+		p.Code = &genai.ExecutableCode{Code: strOr(c, "code", where+".executable_code", ""), Language: genai.Language(strOr(c, "language", where+".executable_code", "PYTHON"))}
+	}
+	if r := n.get("code_execution_result"); r != nil {
+		checkKeys(r, where+".code_execution_result", "outcome", "output")
+		p.Result = &genai.CodeExecutionResult{Outcome: genai.Outcome(strOr(r, "outcome", where+".code_execution_result", "OUTCOME_OK")), Output: strOr(r, "output", where+".code_execution_result", "")}
+	}
+	if d := n.get("inline_data"); d != nil {
+		checkKeys(d, where+".inline_data", "mime_type", "data", "display_name")
+		data, err := base64.StdEncoding.DecodeString(strOr(d, "data", where+".inline_data", ""))
+		if err != nil {
+			failf(d, "%s.inline_data.data: %v", where, err)
+		}
+		p.Inline = &genai.Blob{MIMEType: strOr(d, "mime_type", where+".inline_data", ""), Data: data, DisplayName: strOr(d, "display_name", where+".inline_data", "")}
+	}
 	p.Text = optString(n, "text", where)
 	p.Thought = truthy(n.get("thought"))
 	if fc := n.get("function_call"); fc != nil {
@@ -833,7 +858,7 @@ func decodeAgent(n *node, names map[string]bool) *AgentSpec {
 	common := []string{"type", "name", "description", "sub_agents", "callbacks"}
 	switch a.Type {
 	case "LlmAgent":
-		checkKeys(n, where, append(common, "model", "instruction", "static_instruction", "global_instruction", "include_contents", "output_key", "output_schema", "disallow_transfer_to_parent", "disallow_transfer_to_peers", "planner", "generate_content_config", "tools", "mode")...)
+		checkKeys(n, where, append(common, "model", "instruction", "static_instruction", "global_instruction", "include_contents", "output_key", "output_schema", "disallow_transfer_to_parent", "disallow_transfer_to_peers", "planner", "generate_content_config", "tools", "mode", "code_executor")...)
 	case "SequentialAgent", "ParallelAgent":
 		checkKeys(n, where, common...)
 	case "LoopAgent":
@@ -877,6 +902,12 @@ func decodeAgent(n *node, names map[string]bool) *AgentSpec {
 	}
 	if v := n.get("disallow_transfer_to_peers"); v != nil {
 		a.DisallowTransferToPeers = asBool(v, where+".disallow_transfer_to_peers")
+	}
+	if v := n.get("code_executor"); v != nil {
+		if v.kind != kindString || v.s != "built_in" {
+			failf(v, "agent %s: unknown code_executor (want built_in)", a.Name)
+		}
+		a.CodeExecutor = v.s
 	}
 	if v := n.get("planner"); v != nil {
 		p := &PlannerSpec{pos: v}

@@ -217,6 +217,16 @@ func (a *LlmAgent) postprocess(ctx *InvocationContext, call *llmCall, resp *mode
 				return
 			}
 		}
+		if a.cfg.CodeExecutor != nil && !resp.Partial && resp.Content != nil {
+			ev, err := a.cfg.CodeExecutor.processResponse(ctx, resp)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
 		if resp.Content == nil && resp.ErrorCode == "" && !resp.Interrupted && resp.GroundingMetadata == nil {
 			return
 		}

@@ -59,7 +59,10 @@ type LlmAgentConfig struct {
 	DisallowTransferToParent bool
 	DisallowTransferToPeers  bool
 	Planner                  planner.Planner
-	SubAgents                []Agent
+	// CodeExecutor, when set, has the model run code with its built-in
+	// code execution tool (google-adk's BuiltInCodeExecutor).
+	CodeExecutor *BuiltInCodeExecutor
+	SubAgents    []Agent
 	// Mode is how the agent takes part in the conversation (modes.go):
 	// unset or chat (a transfer target), task or single_turn (a tool of its
 	// parent LlmAgent). A root agent must be chat or task.

@@ -40,6 +40,12 @@ func (a *LlmAgent) preprocess(ctx *InvocationContext, call *llmCall) error {
 	if a.cfg.Planner != nil {
 		planner.ApplyToRequest(ctx, a.cfg.Planner, call.req)
 	}
+	// After the contents, which it rewrites (google-adk's order).
+	if a.cfg.CodeExecutor != nil {
+		if err := a.cfg.CodeExecutor.processRequest(call.req); err != nil {
+			return err
+		}
+	}
 	if err := a.outputSchemaProcessor(call, m); err != nil {
 		return err
 	}

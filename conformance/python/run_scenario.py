@@ -98,7 +98,8 @@ def _check_keys(where: str, d: Any, allowed: set[str]) -> None:
 # Content / response construction from the scenario vocabulary.
 # --------------------------------------------------------------------------
 
-_PART_KEYS = {'text', 'thought', 'function_call', 'function_response'}
+_PART_KEYS = {'text', 'thought', 'function_call', 'function_response',
+              'executable_code', 'code_execution_result', 'inline_data'}
 
 
 def build_part(spec: Any, where: str) -> types.Part:
@@ -120,6 +121,24 @@ def build_part(spec: Any, where: str) -> types.Part:
     _check_keys(where + '.function_response', fr, {'name', 'response', 'id'})
     kwargs['function_response'] = types.FunctionResponse(
         name=fr['name'], response=fr.get('response', {}), id=fr.get('id'))
+  if 'executable_code' in spec:
+    ec = spec['executable_code']
+    _check_keys(where + '.executable_code', ec, {'code', 'language'})
+    kwargs['executable_code'] = types.ExecutableCode(
+        code=ec.get('code'), language=ec.get('language', 'PYTHON'))
+  if 'code_execution_result' in spec:
+    cr = spec['code_execution_result']
+    _check_keys(where + '.code_execution_result', cr, {'outcome', 'output'})
+    kwargs['code_execution_result'] = types.CodeExecutionResult(
+        outcome=cr.get('outcome', 'OUTCOME_OK'), output=cr.get('output'))
+  if 'inline_data' in spec:
+    d = spec['inline_data']
+    _check_keys(where + '.inline_data', d,
+                {'mime_type', 'data', 'display_name'})
+    kwargs['inline_data'] = types.Blob(
+        mime_type=d.get('mime_type'),
+        data=base64.b64decode(d.get('data', ''), validate=True),
+        display_name=d.get('display_name'))
   return types.Part(**kwargs)
 
 
@@ -890,7 +909,7 @@ _LLM_KEYS = _COMMON_AGENT_KEYS | {
     'model', 'instruction', 'static_instruction', 'global_instruction',
     'include_contents', 'output_key', 'output_schema',
     'disallow_transfer_to_parent', 'disallow_transfer_to_peers', 'planner',
-    'generate_content_config', 'tools', 'mode',
+    'generate_content_config', 'tools', 'mode', 'code_executor',
 }
 
 
@@ -976,6 +995,12 @@ class Builder:
               thinking_config=types.ThinkingConfig(**(p['built_in'] or {})))
         else:
           raise ScenarioError(f'{where}: unknown planner {p!r}')
+      if 'code_executor' in spec:
+        if spec['code_executor'] != 'built_in':
+          raise ScenarioError(f'{where}: unknown code_executor '
+                              f'{spec["code_executor"]!r}')
+        from google.adk.code_executors import BuiltInCodeExecutor  # pylint: disable=g-import-not-at-top
+        kwargs['code_executor'] = BuiltInCodeExecutor()
       if 'generate_content_config' in spec:
         kwargs['generate_content_config'] = types.GenerateContentConfig(
             **spec['generate_content_config'])

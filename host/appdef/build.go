@@ -122,8 +122,13 @@ func (l *loader) build(a *agentSpec, models map[string]model.Model, mods appModu
 		agent, err = engine.NewLoopAgent(info, a.maxIterations)
 	default:
 		tools := l.tools(a, models, mods)
+		var codeExecutor *engine.BuiltInCodeExecutor
+		if a.codeExecutor {
+			codeExecutor = &engine.BuiltInCodeExecutor{}
+		}
 		agent, err = engine.NewLlmAgent(engine.LlmAgentConfig{
-			Name: a.name, Description: a.description, Model: models[a.model],
+			CodeExecutor: codeExecutor,
+			Name:         a.name, Description: a.description, Model: models[a.model],
 			Instruction: a.instruction, StaticInstruction: a.staticInstruction,
 			Tools: tools, GenerateContentConfig: a.contentConfig, OutputSchema: a.outputSchema,
 			OutputKey: a.outputKey, IncludeContents: a.includeContents,

@@ -249,3 +249,48 @@ tools:
 		}
 	}
 }
+
+// TestCodeExecutorConfig: code_executor names google-adk's
+// BuiltInCodeExecutor; on the scripted model (not Gemini) the run fails
+// with google-adk's ValueError, as the request is built. Executors that
+// would run code on the host are refused.
+func TestCodeExecutorConfig(t *testing.T) {
+	fs := map[string][]byte{"root_agent.yaml": []byte(`name: a
+model: scripted
+instruction: Compute.
+code_executor: {name: google.adk.code_executors.BuiltInCodeExecutor}
+`), "scripted_model.yaml": []byte("rules:\n  - respond: {text: ok}\n")}
+	app := load(t, "app", fs, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+	if app.Root.(*engine.LlmAgent).Config().CodeExecutor == nil {
+		t.Fatal("no code executor")
+	}
+	r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: app.Root, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	for _, err := range r.Run(context.Background(), "u", "s", genai.NewContentFromText("x", genai.RoleUser), engine.RunConfig{}) {
+		if err != nil {
+			runErr = err
+		}
+	}
+	if runErr == nil || !strings.Contains(runErr.Error(), "Gemini code execution tool is not supported for model scripted") {
+		t.Errorf("run error = %v", runErr)
+	}
+	for yaml, want := range map[string]string{
+		"code_executor: BuiltInCodeExecutor\n": "",
+		"code_executor: null\n":                "",
+		"code_executor: {name: google.adk.code_executors.UnsafeLocalCodeExecutor}\n":     "root_agent.yaml:4:16: code_executor: code executor \"google.adk.code_executors.UnsafeLocalCodeExecutor\" is not supported: adkhost runs no code on the host",
+		"code_executor: {name: BuiltInCodeExecutor, args: {optimize_data_file: true}}\n": "BuiltInCodeExecutor takes no args",
+		"code_executor: [BuiltInCodeExecutor]\n":                                         "want {name: BuiltInCodeExecutor}, got a list",
+	} {
+		fs["root_agent.yaml"] = []byte("name: a\nmodel: scripted\ninstruction: x\n" + yaml)
+		_, err := appdef.Load(context.Background(), appdef.Source{Name: "app", Files: fs}, appdef.Env{Models: &appdef.ModelRegistry{Scripted: true}})
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", yaml, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: err = %v, want %q", yaml, err, want)
+		}
+	}
+}

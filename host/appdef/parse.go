@@ -186,6 +186,8 @@ func (l *loader) parseField(a *agentSpec, e entry) {
 		a.tools = l.parseTools(v)
 	case "generate_content_config":
 		a.contentConfig = l.parseContentConfig(v)
+	case "code_executor":
+		a.codeExecutor = l.parseCodeExecutor(v)
 	case "max_iterations":
 		if v.isNull() {
 			return
@@ -299,4 +301,49 @@ func (l *loader) optBool(v val) (bool, bool) {
 func locate(v val) string {
 	l, c := position(v.n)
 	return v.d.file + ":" + itoa(l) + ":" + itoa(c)
+}
+
+// builtInCodeExecutorNames are the spellings of google-adk's
+// BuiltInCodeExecutor.
+var builtInCodeExecutorNames = map[string]bool{
+	"BuiltInCodeExecutor": true, "google.adk.code_executors.BuiltInCodeExecutor": true,
+	"google.adk.code_executors.built_in_code_executor.BuiltInCodeExecutor": true,
+}
+
+// parseCodeExecutor reads code_executor: google-adk's BuiltInCodeExecutor,
+// named as a code reference is ({name: BuiltInCodeExecutor} or the name
+// alone). google-adk's LlmAgent has the field, but its YAML loader (2.13)
+// refuses it; adkhost takes it so such an agent can be written as a
+// definition. Executors that run code on the host are refused.
+func (l *loader) parseCodeExecutor(v val) bool {
+	if v.isNull() {
+		return false
+	}
+	name, ok := v.str()
+	if !ok {
+		entries, isMap := v.mapping()
+		if !isMap {
+			l.add(v.errf("want {name: BuiltInCodeExecutor}, got %s", v.kind()))
+			return false
+		}
+		for _, e := range entries {
+			switch e.key {
+			case "name":
+				name, _ = l.str(e.val)
+			case "args":
+				if !e.val.isNull() {
+					l.add(e.val.errf("BuiltInCodeExecutor takes no args"))
+					return false
+				}
+			default:
+				l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"name", "args"})))
+				return false
+			}
+		}
+	}
+	if !builtInCodeExecutorNames[name] {
+		l.add(v.errf("code executor %q is not supported: adkhost runs no code on the host; the model's own code execution is {name: BuiltInCodeExecutor}", name))
+		return false
+	}
+	return true
 }

@@ -41,7 +41,8 @@ var (
 	llmFields  = append(slices.Clone(baseFields), "model", "model_code", "instruction", "static_instruction",
 		"disallow_transfer_to_parent", "disallow_transfer_to_peers", "input_schema", "output_schema", "output_key",
 		"include_contents", "tools", "before_model_callbacks", "after_model_callbacks", "before_tool_callbacks",
-		"after_tool_callbacks", "on_model_error_callbacks", "on_tool_error_callbacks", "generate_content_config")
+		"after_tool_callbacks", "on_model_error_callbacks", "on_tool_error_callbacks", "generate_content_config",
+		"code_executor")
 	loopFields = append(slices.Clone(baseFields), "max_iterations")
 )
 
@@ -89,6 +90,8 @@ type agentSpec struct {
 	contentConfig     *genai.GenerateContentConfig
 	disallowParent    bool
 	disallowPeers     bool
+	// codeExecutor is google-adk's BuiltInCodeExecutor.
+	codeExecutor bool
 
 	// LoopAgent.
 	maxIterations int

@@ -79,8 +79,13 @@ func (t *Tool) ProcessRequest(_ callbacks.ToolContext, req *model.Request) error
 	return nil
 }
 
-func (t *Tool) checkDisabled() bool {
-	v, ok := t.env("ADK_DISABLE_GEMINI_MODEL_ID_CHECK")
+func (t *Tool) checkDisabled() bool { return ModelIDCheckDisabled(t.env) }
+
+// ModelIDCheckDisabled reports whether ADK_DISABLE_GEMINI_MODEL_ID_CHECK,
+// read with lookup (os.LookupEnv), turns google-adk's Gemini model-id
+// check off (is_gemini_model_id_check_disabled).
+func ModelIDCheckDisabled(lookup func(string) (string, bool)) bool {
+	v, ok := lookup("ADK_DISABLE_GEMINI_MODEL_ID_CHECK")
 	if !ok {
 		return false
 	}
