@@ -94,8 +94,15 @@ func decodeStrict(data []byte, v any) error {
 		return fmt.Errorf("%w: data after the JSON value at offset %d", ErrMalformed, end)
 	}
 	exactNumbers(reflect.ValueOf(v))
+	if k, ok := v.(rawKeeper); ok {
+		k.keepRaw(data)
+	}
 	return nil
 }
+
+// rawKeeper is a message that keeps part of its JSON text (ToolCallOutput
+// its result's, for the order of its object keys).
+type rawKeeper interface{ keepRaw(data []byte) }
 
 // exactNumbers replaces the json.Number values that UseNumber leaves in
 // untyped places (any, map[string]any, []any) with int64 for integers and

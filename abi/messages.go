@@ -1,6 +1,9 @@
 package abi
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Message is a top-level ABI message: a hook's input or output, a describe
 // message, or an Extism host call or reply. Every message embeds Header, so
@@ -46,6 +49,29 @@ type ToolCallOutput struct {
 	Header
 	Result any    `json:"result,omitempty"`
 	Error  string `json:"error,omitempty"`
+
+	// resultJSON is the JSON text Result was decoded from.
+	resultJSON json.RawMessage
+}
+
+// ResultJSON returns the JSON text Result was decoded from (nil when the
+// output was not decoded, or had no result): the host reads the order of
+// the result's object keys from it, which a Go map does not keep.
+func (o *ToolCallOutput) ResultJSON() json.RawMessage { return o.resultJSON }
+
+// keepRaw keeps the result's JSON text from the output's, which Decode
+// has checked.
+func (o *ToolCallOutput) keepRaw(data []byte) {
+	o.resultJSON = nil
+	if o.Result == nil {
+		return
+	}
+	var w struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(data, &w) == nil && len(w.Result) > 0 {
+		o.resultJSON = bytes.Clone(w.Result)
+	}
 }
 
 // AgentInput is the input of before_agent and after_agent.

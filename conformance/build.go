@@ -230,6 +230,9 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 			return callArgs, nil
 		}
 		if spec.HasReturn {
+			if spec.ReturnOrder != nil {
+				return tool.OrderedResult{Value: deepCopy(spec.Return), KeyOrder: spec.ReturnOrder}, nil
+			}
 			return deepCopy(spec.Return), nil
 		}
 		return nil, nil

@@ -190,6 +190,14 @@ func buildResponse(r *ResponseSpec) *model.Response {
 	parts := buildParts(r.Parts)
 	if len(parts) > 0 && !r.NoContent {
 		out.Content = &genai.Content{Role: r.Role, Parts: parts}
+		for i, p := range r.Parts {
+			switch {
+			case p.Call != nil:
+				out.SetPartKeyOrder(i, p.Call.ArgsOrder)
+			case p.Response != nil:
+				out.SetPartKeyOrder(i, p.Response.ResponseOrder)
+			}
+		}
 	}
 	if r.ErrorCode != nil {
 		out.ErrorCode = *r.ErrorCode

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"google.golang.org/genai"
 	"path/filepath"
@@ -125,6 +126,8 @@ type ToolSpec struct {
 	ReturnArgs        bool
 	HasReturn         bool
 	Return            any
+	// ReturnOrder is the key order of Return in the scenario.
+	ReturnOrder json.RawMessage
 	// RequestConfirmation, when set, makes the tool ask the user to confirm
 	// the call before its other effects run.
 	RequestConfirmation *ConfirmationSpec
@@ -153,6 +156,8 @@ type ConfirmationSpec struct {
 type kv struct {
 	Key   string
 	Value any
+	// Order is the key order of Value in the scenario (internal/keyorder).
+	Order json.RawMessage
 }
 
 // ParamSpec is one keyword-only parameter of a function tool.
@@ -201,15 +206,19 @@ type PartSpec struct {
 type CallSpec struct {
 	Name string
 	Args map[string]any // nil when the scenario says args: null
-	ID   string
+	// ArgsOrder is the key order of Args in the scenario (internal/keyorder).
+	ArgsOrder json.RawMessage
+	ID        string
 }
 
 // FuncResponseSpec is a function response {name, response, id}.
 type FuncResponseSpec struct {
 	Name     string
 	Response map[string]any
-	ID       string
-	Call     string // turns only: answer the latest call of this name
+	// ResponseOrder is the key order of Response in the scenario.
+	ResponseOrder json.RawMessage
+	ID            string
+	Call          string // turns only: answer the latest call of this name
 }
 
 // ContentSpec is a string, or {role, text, parts}.
@@ -426,7 +435,7 @@ func orderedPairs(n *node, where string) []kv {
 	}
 	out := make([]kv, len(n.keys))
 	for i, k := range n.keys {
-		out[i] = kv{k, n.vals[i].value()}
+		out[i] = kv{k, n.vals[i].value(), n.vals[i].keyOrder()}
 	}
 	return out
 }
@@ -584,6 +593,7 @@ func decodeCall(n *node, where string) *CallSpec {
 			c.Args = nil
 		} else {
 			c.Args = asMapValue(a, where+".args")
+			c.ArgsOrder = a.keyOrder()
 		}
 	}
 	if id := n.get("id"); id != nil && id.kind != kindNull {
@@ -601,6 +611,7 @@ func decodeFuncResponse(n *node, where string, allowCall bool) FuncResponseSpec 
 	fr := FuncResponseSpec{Name: asString(orNull(n.get("name")), where+".name"), Response: map[string]any{}}
 	if r := n.get("response"); r != nil {
 		fr.Response = asMapValue(r, where+".response")
+		fr.ResponseOrder = r.keyOrder()
 	}
 	if id := n.get("id"); id != nil && id.kind != kindNull {
 		fr.ID = asString(id, where+".id")
@@ -1043,7 +1054,7 @@ func decodeTool(n *node, where string, names map[string]bool) *ToolSpec {
 		failf(n, "%s: require_confirmation needs a non-long-running tool", where)
 	}
 	if v := n.get("return"); v != nil {
-		t.HasReturn, t.Return = true, v.value()
+		t.HasReturn, t.Return, t.ReturnOrder = true, v.value(), v.keyOrder()
 	}
 	if c := n.get("request_confirmation"); c != nil && c.kind != kindNull {
 		cw := where + ".request_confirmation"

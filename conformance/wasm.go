@@ -24,6 +24,7 @@ import (
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/host"
+	"github.com/adkhost/adkhost/internal/keyorder"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/modbuild"
@@ -173,10 +174,19 @@ func rawJSON(v any) json.RawMessage {
 	return b
 }
 
+// orderedJSON is rawJSON with the maps of v in the scenario's key order.
+func orderedJSON(v any, order json.RawMessage) json.RawMessage {
+	b, err := keyorder.Marshal(v, order)
+	if err != nil {
+		panic(fmt.Sprintf("conformance: scenario value does not encode as JSON: %v", err))
+	}
+	return b
+}
+
 func kvsSpec(kvs []kv) []wasmspec.KV {
 	var out []wasmspec.KV
 	for _, e := range kvs {
-		out = append(out, wasmspec.KV{Key: e.Key, Value: rawJSON(e.Value)})
+		out = append(out, wasmspec.KV{Key: e.Key, Value: orderedJSON(e.Value, e.Order)})
 	}
 	return out
 }
@@ -195,7 +205,7 @@ func toolSpec(t *ToolSpec) *wasmspec.ToolSpec {
 		Raise: pyErrSpec(t.Raise), ReturnArgs: t.ReturnArgs, HasReturn: t.HasReturn,
 	}
 	if t.HasReturn {
-		s.Return = rawJSON(t.Return)
+		s.Return = orderedJSON(t.Return, t.ReturnOrder)
 	}
 	if c := t.RequestConfirmation; c != nil {
 		s.RequestConfirmation = &wasmspec.Confirmation{}

@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/adkhost/adkhost/internal/keyorder"
 	"github.com/adkhost/adkhost/internal/yamlscan"
 	"math"
 	"os"
@@ -319,4 +321,40 @@ func (n *node) value() any {
 		return out
 	}
 	return nil
+}
+
+// keyOrder is the key-order hint (internal/keyorder) of the value of n:
+// the order of its mappings' keys in the document, which value()'s Go maps
+// lose and Python's dicts keep. nil when every mapping is sorted already.
+func (n *node) keyOrder() json.RawMessage {
+	var skel func(b []byte, n *node) []byte
+	skel = func(b []byte, n *node) []byte {
+		switch {
+		case n == nil:
+			return append(b, '0')
+		case n.kind == kindMap:
+			b = append(b, '{')
+			for i, k := range n.keys {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				kb, _ := json.Marshal(k)
+				b = append(b, kb...)
+				b = append(b, ':')
+				b = skel(b, n.vals[i])
+			}
+			return append(b, '}')
+		case n.kind == kindList:
+			b = append(b, '[')
+			for i, it := range n.items {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = skel(b, it)
+			}
+			return append(b, ']')
+		}
+		return append(b, '0')
+	}
+	return keyorder.Of(skel(nil, n))
 }

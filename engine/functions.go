@@ -6,6 +6,7 @@ package engine
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/internal/keyorder"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
@@ -233,10 +236,12 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 			ctx.Logger().Warn("model called an unknown tool", "agent", a.Name, "tool", fc.Name)
 			result = toolNotFoundResponse(cbTool.Name(), call.toolOrder)
 		}
-		return buildResponseEvent(ctx, cbTool, result, tc), nil
+		return buildResponseEvent(ctx, cbTool, result, nil, tc), nil
 	}
 
 	var out any
+	// order is the key-order hint of out, for a result given as JSON.
+	var order json.RawMessage
 	if result != nil {
 		out = result
 	} else {
@@ -245,6 +250,9 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 		v, gated, runErr := confirmationGate(tc, t, args)
 		if !gated && runErr == nil {
 			v, runErr = t.Run(tc, args)
+			if runErr == nil {
+				v, order, runErr = unwrapResult(v)
+			}
 		}
 		if runErr != nil {
 			r, err := callbacks.OnToolErrorChain(tc, plugins, a.cfg.OnToolError, t, args, runErr)
@@ -264,14 +272,30 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 		return nil, err
 	}
 	if altered != nil {
-		out = altered
+		out, order = altered, nil
 	}
 	// A long-running tool's response, or a deferring tool's (a task
 	// agent's), comes later.
 	if d, ok := cbTool.(responseDeferrer); (cbTool.IsLongRunning() || ok && d.defersResponse()) && isEmptyResult(out) {
 		return nil, nil
 	}
-	return buildResponseEvent(ctx, cbTool, out, tc), nil
+	return buildResponseEvent(ctx, cbTool, out, order, tc), nil
+}
+
+// unwrapResult takes a tool result given as JSON text or as a
+// tool.OrderedResult apart into the value and its key-order hint.
+func unwrapResult(v any) (any, json.RawMessage, error) {
+	switch r := v.(type) {
+	case json.RawMessage:
+		v, order, err := keyorder.Decode(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tool result is not valid JSON: %w", err)
+		}
+		return v, order, nil
+	case tool.OrderedResult:
+		return r.Value, keyorder.Of(r.KeyOrder), nil
+	}
+	return v, nil, nil
 }
 
 // ToolNotFoundError is what on_tool_error callbacks see when the model
@@ -317,13 +341,20 @@ func isEmptyResult(v any) bool {
 	return false
 }
 
-func buildResponseEvent(ctx *InvocationContext, t callbacks.Tool, result any, tc *toolContext) *session.Event {
+// buildResponseEvent builds the function response event of a result;
+// order is the result's key-order hint (package keyorder), or nil.
+func buildResponseEvent(ctx *InvocationContext, t callbacks.Tool, result any, order json.RawMessage, tc *toolContext) *session.Event {
 	tc.state.RecordNestedWrites()
 	ev := ctx.newEvent()
 	resp := asResultMap(result)
+	respOrder := order
+	if m, isMap := result.(map[string]any); !isMap || m == nil {
+		respOrder = keyorder.Wrap("result", order)
+	}
 	ev.Content = &genai.Content{Role: "user", Parts: []*genai.Part{{
 		FunctionResponse: &genai.FunctionResponse{ID: tc.callID, Name: t.Name(), Response: resp},
 	}}}
+	ev.SetPartKeyOrder(0, respOrder)
 	ev.Actions = *tc.actions
 	// An agent tool whose answer ends the turn (skip_summarization) also
 	// gets the answer as a text part, for UIs that do not show function
@@ -331,7 +362,7 @@ func buildResponseEvent(ctx *InvocationContext, t callbacks.Tool, result any, tc
 	if _, isAgentTool := t.(*AgentTool); isAgentTool && tc.actions.SkipSummarization && resp["error"] == nil && displayable(result) {
 		text, ok := result.(string)
 		if !ok {
-			text, _ = pyfmt.JSONDumps(result)
+			text, _ = pyfmt.JSONDumpsOrdered(result, order)
 		}
 		ev.Content.Parts = append(ev.Content.Parts, &genai.Part{Text: text})
 	}
@@ -368,6 +399,9 @@ func mergeResponseEvents(events []*session.Event) *session.Event {
 	merged.Content = &genai.Content{Role: "user"}
 	for _, e := range events {
 		if e.Content != nil {
+			for i := range e.Content.Parts {
+				merged.SetPartKeyOrder(len(merged.Content.Parts)+i, e.PartKeyOrder(i))
+			}
 			merged.Content.Parts = append(merged.Content.Parts, e.Content.Parts...)
 		}
 		mergeActions(&merged.Actions, &e.Actions)

@@ -9,6 +9,7 @@ import (
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // Tool is a tool a module declares, as an engine tool: Run calls the
@@ -90,6 +91,9 @@ func (t *Tool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) 
 	out, err := invoke[abi.ToolCallOutput](ctx, t.m, abi.HookToolCall, t.name, in, h)
 	if err != nil {
 		return nil, err
+	}
+	if hint := keyorder.Of(out.ResultJSON()); hint != nil {
+		return tool.OrderedResult{Value: out.Result, KeyOrder: hint}, nil
 	}
 	return out.Result, nil
 }

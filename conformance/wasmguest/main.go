@@ -359,7 +359,11 @@ func tool(ctx adkhost.ToolContext, in dispatchArgs) (any, error) {
 		return callArgs, nil
 	}
 	if t.HasReturn {
-		return value(t.Return)
+		if _, err := value(t.Return); err != nil {
+			return nil, err
+		}
+		// As written, so that its dicts keep the scenario's key order.
+		return t.Return, nil
 	}
 	return nil, nil
 }

@@ -59,7 +59,7 @@ func presentOtherAgentMessage(e *session.Event, includeThoughts bool) *session.E
 	author := e.Author
 	out := make([]*genai.Part, 1, len(e.Content.Parts)+1)
 	out[0] = &genai.Part{Text: OtherAgentContextPreamble}
-	for _, p := range e.Content.Parts {
+	for i, p := range e.Content.Parts {
 		if p == nil {
 			continue
 		}
@@ -71,14 +71,11 @@ func presentOtherAgentMessage(e *session.Event, includeThoughts bool) *session.E
 		case pyfmt.Strip(p.Text) != "":
 			out = append(out, &genai.Part{Text: "[" + author + "] said:\n" + quoteUntrusted(p.Text)})
 		case p.FunctionCall != nil:
-			// google-adk sorts the top-level args; pyfmt.Str sorts every level.
-			var args any
-			if p.FunctionCall.Args != nil {
-				args = p.FunctionCall.Args
-			}
+			// google-adk sorts the top-level args; nested dicts keep the
+			// model's order.
 			out = append(out, &genai.Part{Text: "[" + author + "] called tool `" +
 				elideQuoteMarkers(pyName(p.FunctionCall.Name)) + "` with parameters:\n" +
-				quoteUntrusted(pyfmt.Str(args))})
+				quoteUntrusted(pyfmt.StrArgs(p.FunctionCall.Args, e.PartKeyOrder(i)))})
 		case p.FunctionResponse != nil:
 			var resp any
 			if p.FunctionResponse.Response != nil {
@@ -86,7 +83,7 @@ func presentOtherAgentMessage(e *session.Event, includeThoughts bool) *session.E
 			}
 			out = append(out, &genai.Part{Text: "[" + author + "] `" +
 				elideQuoteMarkers(pyName(p.FunctionResponse.Name)) + "` tool returned result:\n" +
-				quoteUntrusted(pyfmt.Str(resp))})
+				quoteUntrusted(pyfmt.StrOrdered(resp, e.PartKeyOrder(i)))})
 		case p.InlineData != nil || p.FileData != nil || p.ExecutableCode != nil || p.CodeExecutionResult != nil:
 			out = append(out, p)
 		}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"encoding/json"
+
 	"google.golang.org/genai"
 )
 
@@ -25,6 +27,35 @@ type Response struct {
 	CitationMetadata    *genai.CitationMetadata                     `json:"citationMetadata,omitempty"`
 	InteractionID       string                                      `json:"interactionId,omitempty"`
 	ModelVersion        string                                      `json:"modelVersion,omitempty"`
+	// KeyOrder keeps, by index in Content.Parts, the order of the dict keys
+	// of a function call's args or a function response's response, which
+	// their Go maps lost: the skeleton of the JSON they were decoded from
+	// (keys and nesting, scalars 0), nil for a part whose objects all have
+	// sorted keys, or whose order is unknown. google-adk formats these
+	// dicts into text in their order (another agent's calls relayed as
+	// context). It is advisory: a dict whose keys no longer match prints
+	// sorted. session.Event's JSON writes the maps in this order and reads
+	// it back.
+	KeyOrder []json.RawMessage `json:"-"`
+}
+
+// PartKeyOrder returns the key-order hint of part i, or nil.
+func (r *Response) PartKeyOrder(i int) json.RawMessage {
+	if r == nil || i < 0 || i >= len(r.KeyOrder) {
+		return nil
+	}
+	return r.KeyOrder[i]
+}
+
+// SetPartKeyOrder sets the key-order hint of part i.
+func (r *Response) SetPartKeyOrder(i int, hint json.RawMessage) {
+	if hint == nil && i >= len(r.KeyOrder) {
+		return
+	}
+	if i >= len(r.KeyOrder) {
+		r.KeyOrder = append(r.KeyOrder, make([]json.RawMessage, i+1-len(r.KeyOrder))...)
+	}
+	r.KeyOrder[i] = hint
 }
 
 // CacheMetadata describes a context cache used for a response.

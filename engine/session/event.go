@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // Event is one entry in a session's history: a user message, a model
@@ -180,13 +181,16 @@ func IsEmptyText(p *genai.Part) bool {
 // default encoding and add the float timestamp.
 type eventJSON Event
 
-// MarshalJSON encodes the event with the timestamp as float seconds, and
-// an empty text part of its content as {"text": ""}, as google-adk writes
-// it (genai.Part alone would write {}).
+// MarshalJSON encodes the event with the timestamp as float seconds, an
+// empty text part of its content as {"text": ""}, as google-adk writes it
+// (genai.Part alone would write {}), and function call args and responses
+// with their dict keys in the order KeyOrder keeps (as google-adk's dicts
+// are written), so that UnmarshalJSON finds the order again.
 func (e Event) MarshalJSON() ([]byte, error) {
 	var content []byte
-	if e.Content != nil && slices.ContainsFunc(e.Content.Parts, IsEmptyText) {
-		c, err := marshalContent(e.Content)
+	if e.Content != nil && (slices.ContainsFunc(e.KeyOrder, func(h json.RawMessage) bool { return h != nil }) ||
+		slices.ContainsFunc(e.Content.Parts, IsEmptyText)) {
+		c, err := marshalContent(e.Content, e.KeyOrder)
 		if err != nil {
 			return nil, err
 		}
@@ -206,15 +210,24 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return append(out, b[1:]...), nil
 }
 
-// marshalContent encodes c with its empty text parts as {"text": ""}.
-func marshalContent(c *genai.Content) ([]byte, error) {
+// marshalContent encodes c with its empty text parts as {"text": ""}, and
+// the args or response of part i in the key order of keyOrder[i].
+func marshalContent(c *genai.Content, keyOrder []json.RawMessage) ([]byte, error) {
 	parts := make([]json.RawMessage, len(c.Parts))
 	for i, p := range c.Parts {
 		if IsEmptyText(p) {
 			parts[i] = json.RawMessage(`{"text":""}`)
 			continue
 		}
-		b, err := json.Marshal(p)
+		var (
+			b   []byte
+			err error
+		)
+		if i < len(keyOrder) && keyOrder[i] != nil && p != nil && (p.FunctionCall != nil || p.FunctionResponse != nil) {
+			b, err = marshalOrderedPart(p, keyOrder[i])
+		} else {
+			b, err = json.Marshal(p)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -224,6 +237,82 @@ func marshalContent(c *genai.Content) ([]byte, error) {
 		Parts []json.RawMessage `json:"parts,omitempty"`
 		Role  string            `json:"role,omitempty"`
 	}{parts, c.Role})
+}
+
+// marshalOrderedPart encodes a function call or response part with its
+// map in the order of hint: the outer fields shadow the embedded ones.
+func marshalOrderedPart(p *genai.Part, hint json.RawMessage) ([]byte, error) {
+	type orderedCall struct {
+		*genai.FunctionCall
+		Args json.RawMessage `json:"args,omitempty"`
+	}
+	type orderedResponse struct {
+		*genai.FunctionResponse
+		Response json.RawMessage `json:"response,omitempty"`
+	}
+	w := struct {
+		*genai.Part
+		FunctionCall     *orderedCall     `json:"functionCall,omitempty"`
+		FunctionResponse *orderedResponse `json:"functionResponse,omitempty"`
+	}{Part: p}
+	if fc := p.FunctionCall; fc != nil {
+		w.FunctionCall = &orderedCall{FunctionCall: fc}
+		if len(fc.Args) > 0 { // omitempty, as genai writes it
+			b, err := keyorder.Marshal(fc.Args, hint)
+			if err != nil {
+				return nil, err
+			}
+			w.FunctionCall.Args = b
+		}
+	}
+	if fr := p.FunctionResponse; fr != nil {
+		w.FunctionResponse = &orderedResponse{FunctionResponse: fr}
+		if len(fr.Response) > 0 {
+			b, err := keyorder.Marshal(fr.Response, hint)
+			if err != nil {
+				return nil, err
+			}
+			w.FunctionResponse.Response = b
+		}
+	}
+	return json.Marshal(w)
+}
+
+// readKeyOrder sets e.KeyOrder from the order of the args and responses in
+// data, the event's JSON. Only an event with such parts is read twice.
+func (e *Event) readKeyOrder(data []byte) error {
+	e.KeyOrder = nil
+	if e.Content == nil || !slices.ContainsFunc(e.Content.Parts, func(p *genai.Part) bool {
+		return p != nil && (p.FunctionCall != nil && len(p.FunctionCall.Args) > 0 ||
+			p.FunctionResponse != nil && len(p.FunctionResponse.Response) > 0)
+	}) {
+		return nil
+	}
+	var w struct {
+		Content *struct {
+			Parts []*struct {
+				FunctionCall *struct {
+					Args json.RawMessage `json:"args"`
+				} `json:"functionCall"`
+				FunctionResponse *struct {
+					Response json.RawMessage `json:"response"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil || w.Content == nil {
+		return err
+	}
+	for i, p := range w.Content.Parts {
+		switch {
+		case p == nil:
+		case p.FunctionCall != nil:
+			e.SetPartKeyOrder(i, keyorder.Of(p.FunctionCall.Args))
+		case p.FunctionResponse != nil:
+			e.SetPartKeyOrder(i, keyorder.Of(p.FunctionResponse.Response))
+		}
+	}
+	return nil
 }
 
 // UnmarshalJSON decodes google-adk's wire format.
@@ -237,7 +326,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	e.Timestamp = FloatToTime(w.Timestamp)
-	return nil
+	return e.readKeyOrder(data)
 }
 
 // TimeToFloat converts t to google-adk's float seconds (zero for zero time).

@@ -3,6 +3,8 @@
 package tool
 
 import (
+	"encoding/json"
+
 	"fmt"
 	"strings"
 
@@ -21,7 +23,20 @@ type Tool interface {
 	// Declaration is what the model sees; nil for a tool that only changes
 	// the request through RequestProcessor.
 	Declaration() *genai.FunctionDeclaration
+	// Run runs the tool. A result given as JSON text (json.RawMessage) is
+	// decoded by the engine, which keeps the order of its dict keys for
+	// the text google-adk formats from it (a Go map has no order); an
+	// OrderedResult carries a decoded result with that order.
 	Run(ctx callbacks.ToolContext, args map[string]any) (any, error)
+}
+
+// OrderedResult is a tool result decoded from JSON, with the order of its
+// dict keys: KeyOrder is the JSON it was decoded from, or its skeleton
+// (see model.Response.KeyOrder). The engine unwraps it: callbacks see
+// Value.
+type OrderedResult struct {
+	Value    any
+	KeyOrder json.RawMessage
 }
 
 // RequestProcessor is implemented by tools that change the model request

@@ -8,13 +8,19 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // JSONDumps renders v as Python's json.dumps(v, ensure_ascii=False) with
 // its default separators (", " and ": "). v is first turned into JSON data
 // by encoding/json, so structs and typed maps work; numbers follow the
 // package's number policy and map keys are sorted (Go maps have no order).
-func JSONDumps(v any) (string, error) {
+func JSONDumps(v any) (string, error) { return JSONDumpsOrdered(v, nil) }
+
+// JSONDumpsOrdered is JSONDumps with the dicts of v in the key order of
+// hint, a hint of package keyorder (see StrOrdered).
+func JSONDumpsOrdered(v any, hint json.RawMessage) (string, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("pyfmt.JSONDumps: %w", err)
@@ -26,11 +32,11 @@ func JSONDumps(v any) (string, error) {
 		return "", fmt.Errorf("pyfmt.JSONDumps: %w", err)
 	}
 	var b strings.Builder
-	writeJSON(&b, data)
+	writeJSON(&b, data, keyorder.Parse(hint))
 	return b.String(), nil
 }
 
-func writeJSON(b *strings.Builder, v any) {
+func writeJSON(b *strings.Builder, v any, order *keyorder.Tree) {
 	switch t := v.(type) {
 	case nil:
 		b.WriteString("null")
@@ -50,15 +56,18 @@ func writeJSON(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeJSON(b, e)
+			writeJSON(b, e, order.Item(i))
 		}
 		b.WriteByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
+		keys, fields := order.Order(t)
+		if keys == nil {
+			keys = make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
 		}
-		slices.Sort(keys)
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {
@@ -66,7 +75,11 @@ func writeJSON(b *strings.Builder, v any) {
 			}
 			writeJSONString(b, k)
 			b.WriteString(": ")
-			writeJSON(b, t[k])
+			if fields != nil {
+				writeJSON(b, t[k], fields[i])
+			} else {
+				writeJSON(b, t[k], order.Field(k))
+			}
 		}
 		b.WriteByte('}')
 	}

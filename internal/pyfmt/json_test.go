@@ -71,3 +71,14 @@ func TestJSONDumpsASCII(t *testing.T) {
 		t.Error("JSONDumpsASCII(func) succeeded, want an error")
 	}
 }
+
+func TestJSONDumpsOrdered(t *testing.T) {
+	v := map[string]any{"name": "Ada", "age": 36, "tags": []any{map[string]any{"b": 1, "a": 2}}}
+	got, err := JSONDumpsOrdered(v, json.RawMessage(`{"name":0,"age":0,"tags":[{"b":0,"a":0}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"name": "Ada", "age": 36, "tags": [{"b": 1, "a": 2}]}`; got != want {
+		t.Fatalf("JSONDumpsOrdered = %s, want %s", got, want)
+	}
+}

@@ -27,8 +27,9 @@
 //     keys are sorted: strings in code point order, numbers numerically,
 //     other keys by their repr. For a dict whose keys were inserted in
 //     sorted order (JSON from Python with sort_keys, or from Go's encoder)
-//     the output is identical. google-adk itself only sorts the top level
-//     of function-call args.
+//     the output is identical. StrOrdered and StrArgs take the order
+//     from a hint of package keyorder instead (google-adk itself only
+//     sorts the top level of function-call args).
 //   - values implementing error or fmt.Stringer: their Error() / String()
 //     text, unquoted even inside containers (like a Python object whose
 //     __repr__ equals __str__).
@@ -78,6 +79,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // Str formats v as Python's str(v) formats the value a Python program would
@@ -88,6 +91,34 @@ func Str(v any) string {
 	}
 	var p printer
 	p.value(v, false)
+	return p.b.String()
+}
+
+// StrOrdered is Str printing the dicts of v in the key order of hint, a
+// hint of package keyorder (the skeleton of the JSON v was decoded from):
+// Python keeps a dict's insertion order. Dicts the hint does not order
+// (nil hint, keys changed since) are sorted as Str sorts them.
+func StrOrdered(v any, hint json.RawMessage) string {
+	if hint == nil {
+		return Str(v)
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	p := printer{order: keyorder.Parse(hint)}
+	p.value(v, false)
+	return p.b.String()
+}
+
+// StrArgs formats function call args as google-adk relays them: the top
+// level sorted (it sorts them), nested dicts in the order of hint (see
+// StrOrdered).
+func StrArgs(args map[string]any, hint json.RawMessage) string {
+	if args == nil {
+		return "None"
+	}
+	p := printer{order: keyorder.Parse(hint), sortTop: true}
+	p.value(args, false)
 	return p.b.String()
 }
 
@@ -103,6 +134,12 @@ type printer struct {
 	b strings.Builder
 	// active holds the containers being printed, to detect recursion.
 	active []visitKey
+	// order is the key-order hint of the value value() is about to print;
+	// value consumes it, so only plain JSON shapes (map[string]any, []any)
+	// are ordered.
+	order *keyorder.Tree
+	// sortTop sorts the keys of the outermost map whatever order says.
+	sortTop bool
 }
 
 // visitKey identifies a slice or map: Python's object identity.
@@ -125,6 +162,8 @@ var (
 // value formats v; repr selects repr() over str() for a top-level string.
 // The common JSON shapes are handled without reflection.
 func (p *printer) value(v any, repr bool) {
+	order := p.order
+	p.order = nil
 	switch t := v.(type) {
 	case nil:
 		p.b.WriteString("None")
@@ -145,9 +184,9 @@ func (p *printer) value(v any, repr bool) {
 	case json.Number:
 		writeJSONNumber(&p.b, string(t))
 	case map[string]any:
-		p.stringMap(t)
+		p.stringMap(t, order)
 	case []any:
-		p.list(t)
+		p.list(t, order)
 	default:
 		p.reflectValue(reflect.ValueOf(v), repr)
 	}
@@ -271,7 +310,7 @@ func (p *printer) enter(k visitKey) bool {
 
 func (p *printer) leave() { p.active = p.active[:len(p.active)-1] }
 
-func (p *printer) list(s []any) {
+func (p *printer) list(s []any, order *keyorder.Tree) {
 	if s == nil {
 		p.b.WriteString("None")
 		return
@@ -289,13 +328,14 @@ func (p *printer) list(s []any) {
 		if i > 0 {
 			p.b.WriteString(", ")
 		}
+		p.order = order.Item(i)
 		p.value(x, true)
 	}
 	p.b.WriteByte(']')
 	p.leave()
 }
 
-func (p *printer) stringMap(m map[string]any) {
+func (p *printer) stringMap(m map[string]any, order *keyorder.Tree) {
 	if m == nil {
 		p.b.WriteString("None")
 		return
@@ -308,11 +348,17 @@ func (p *printer) stringMap(m map[string]any) {
 		p.b.WriteString("{...}")
 		return
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	keys, fields := order.Order(m)
+	if p.sortTop {
+		keys, fields, p.sortTop = nil, nil, false
 	}
-	slices.Sort(keys)
+	if keys == nil {
+		keys = make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+	}
 	p.b.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
@@ -320,6 +366,11 @@ func (p *printer) stringMap(m map[string]any) {
 		}
 		writeStringRepr(&p.b, k)
 		p.b.WriteString(": ")
+		if fields != nil {
+			p.order = fields[i]
+		} else if order != nil {
+			p.order = order.Field(k)
+		}
 		p.value(m[k], true)
 	}
 	p.b.WriteByte('}')

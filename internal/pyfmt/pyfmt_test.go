@@ -395,3 +395,31 @@ func BenchmarkStr(b *testing.B) {
 		Str(v)
 	}
 }
+
+func TestStrOrdered(t *testing.T) {
+	// Python: str({'zeta': {'y': 1, 'x': [{'q': None, 'p': True}]}, 'alpha': 'a'})
+	v := map[string]any{"alpha": "a", "zeta": map[string]any{"x": []any{map[string]any{"p": true, "q": nil}}, "y": 1.0}}
+	hint := json.RawMessage(`{"zeta":{"y":0,"x":[{"q":0,"p":0}]},"alpha":0}`)
+	if got, want := StrOrdered(v, hint), `{'zeta': {'y': 1, 'x': [{'q': None, 'p': True}]}, 'alpha': 'a'}`; got != want {
+		t.Errorf("StrOrdered = %s, want %s", got, want)
+	}
+	// google-adk sorts the top level of call args only.
+	if got, want := StrArgs(v, hint), `{'alpha': 'a', 'zeta': {'y': 1, 'x': [{'q': None, 'p': True}]}}`; got != want {
+		t.Errorf("StrArgs = %s, want %s", got, want)
+	}
+	// A key added since the hint: that dict falls back to sorted order,
+	// its nested dicts keep theirs.
+	v["beta"] = 2.0
+	if got, want := StrOrdered(v, hint), `{'alpha': 'a', 'beta': 2, 'zeta': {'y': 1, 'x': [{'q': None, 'p': True}]}}`; got != want {
+		t.Errorf("StrOrdered after a change = %s, want %s", got, want)
+	}
+	if got := StrOrdered(v, nil); got != Str(v) {
+		t.Errorf("StrOrdered(nil hint) = %s, want %s", got, Str(v))
+	}
+	if got := StrArgs(nil, hint); got != "None" {
+		t.Errorf("StrArgs(nil) = %s", got)
+	}
+	if got := StrOrdered("text", hint); got != "text" {
+		t.Errorf("StrOrdered(string) = %s", got)
+	}
+}

@@ -387,6 +387,27 @@ func TestToolCallAnswer(t *testing.T) {
 	}})
 }
 
+// TestToolCallArgumentsKeyOrder: the order of the arguments' keys, which
+// their Go map loses, is kept beside them (model.Response.KeyOrder).
+func TestToolCallArgumentsKeyOrder(t *testing.T) {
+	f := newFake(t, jsonAnswer(200, "application/json", `{"id":"c","object":"chat.completion","created":1,"model":"m",
+	 "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"On it.","tool_calls":[
+	   {"id":"call_a","type":"function","function":{"name":"book","arguments":"{\"trip\":{\"to\":\"Oslo\",\"from\":\"Bergen\"}}"}},
+	   {"id":"call_b","type":"function","function":{"name":"ping","arguments":"{\"a\":1,\"b\":2}"}}]}}]}`))
+	got, err := collect(newModel(t, f).GenerateContent(context.Background(), userText("Hi"), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d responses", len(got))
+	}
+	for i, want := range []string{"", `{"trip":{"to":0,"from":0}}`, ""} {
+		if h := got[0].PartKeyOrder(i); string(h) != want {
+			t.Errorf("part %d: key order %s, want %s", i, h, want)
+		}
+	}
+}
+
 func TestInvalidToolArguments(t *testing.T) {
 	f := newFake(t, jsonAnswer(200, "application/json", `{"id":"c","object":"chat.completion","created":1,"model":"m",
 	 "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[

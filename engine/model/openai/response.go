@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // fromCompletion maps a non-streamed answer: the first choice's reasoning
@@ -21,6 +22,8 @@ func (m *Model) fromCompletion(c *oai.ChatCompletion) (*model.Response, error) {
 	if c.JSON.Usage.Valid() {
 		gr.UsageMetadata = usageMetadata(c.Usage)
 	}
+	// The key order of each call's arguments, which its Go map loses.
+	var orders map[*genai.Part]json.RawMessage
 	for _, choice := range c.Choices {
 		if choice.Index != 0 {
 			continue
@@ -44,6 +47,12 @@ func (m *Model) fromCompletion(c *oai.ChatCompletion) (*model.Response, error) {
 			if err != nil {
 				return nil, err
 			}
+			if h := keyorder.Of([]byte(tc.Function.Arguments)); h != nil {
+				if orders == nil {
+					orders = map[*genai.Part]json.RawMessage{}
+				}
+				orders[part] = h
+			}
 			parts = append(parts, part)
 		}
 		gr.Candidates = []*genai.Candidate{{
@@ -52,7 +61,13 @@ func (m *Model) fromCompletion(c *oai.ChatCompletion) (*model.Response, error) {
 		}}
 		break
 	}
-	return model.FromGenerateContentResponse(gr), nil
+	resp := model.FromGenerateContentResponse(gr)
+	if orders != nil && resp.Content != nil {
+		for i, p := range resp.Content.Parts {
+			resp.SetPartKeyOrder(i, orders[p])
+		}
+	}
+	return resp, nil
 }
 
 // functionCallPart builds a function call part from a tool call whose

@@ -65,6 +65,7 @@ func Run(t *testing.T, newService func(t *testing.T) session.Service) {
 		{"AppendEvent/StaleAfterRecreate", testAppendStaleAfterRecreate},
 		{"AppendEvent/FreshCopies", testAppendFreshCopies},
 		{"AppendEvent/EventRoundTrip", testEventRoundTrip},
+		{"AppendEvent/KeyOrder", testEventKeyOrder},
 		{"Concurrent/StaleCopies", testConcurrentStaleCopies},
 		{"Concurrent/SameCopy", testConcurrentSameCopy},
 		{"Concurrent/Sessions", testConcurrentSessions},
@@ -857,6 +858,42 @@ func testAppendFreshCopies(t *testing.T, svc session.Service) {
 	appendOK(t, svc, other, newEvent("o1", ms(t0, 6), map[string]any{"app:a": 2, "user:u": 2}))
 	appendOK(t, svc, s, newEvent("e6", ms(t0, 7), nil))
 	wantEventIDs(t, "Get", get(t, svc, app, u1, "s1"), "e1", "e2", "e3", "e4", "e5", "e6")
+}
+
+// testEventKeyOrder: the order of the dict keys of function call args and
+// responses (Response.KeyOrder), which Go maps lose and google-adk prints
+// them in, comes back from the store.
+func testEventKeyOrder(t *testing.T, svc session.Service) {
+	s := create(t, svc, app, u1, "s1", nil)
+	e := &session.Event{
+		Response: model.Response{
+			Content: &genai.Content{Role: "model", Parts: []*genai.Part{
+				{Text: "Booking."},
+				{FunctionCall: &genai.FunctionCall{ID: "c1", Name: "book", Args: map[string]any{
+					"trip": map[string]any{"to": "Oslo", "from": "Bergen", "when": map[string]any{"month": 5, "day": 2}}, "note": "x"}}},
+				{FunctionResponse: &genai.FunctionResponse{ID: "c0", Name: "quote", Response: map[string]any{
+					"status": "ok", "legs": []any{map[string]any{"to": "Oslo", "from": "Bergen"}}, "alpha": 1}}},
+				{FunctionCall: &genai.FunctionCall{ID: "c2", Name: "sorted", Args: map[string]any{"a": 1, "b": 2}}},
+			}},
+			KeyOrder: []json.RawMessage{
+				nil,
+				json.RawMessage(`{"trip":{"to":0,"from":0,"when":{"month":0,"day":0}},"note":0}`),
+				json.RawMessage(`{"status":0,"legs":[{"to":0,"from":0}],"alpha":0}`),
+			},
+		},
+		ID: "e1", InvocationID: "inv-1", Author: "agent", Timestamp: ms(base(), 1),
+	}
+	appendOK(t, svc, s, e)
+	got := get(t, svc, app, u1, "s1").Events()
+	if len(got) != 1 {
+		t.Fatalf("Get: %d events, want 1", len(got))
+	}
+	for i, want := range []string{"", string(e.KeyOrder[1]), string(e.KeyOrder[2]), ""} {
+		if h := got[0].PartKeyOrder(i); string(h) != want {
+			t.Errorf("part %d: key order %s, want %s", i, h, want)
+		}
+	}
+	wantSameEvent(t, got[0], e)
 }
 
 func testEventRoundTrip(t *testing.T, svc session.Service) {

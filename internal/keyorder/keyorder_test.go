@@ -1,0 +1,107 @@
+package keyorder
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestHint(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a": 1, "b": {"x": [1, 2], "y": "s"}}`, ``}, // sorted everywhere: no hint
+		{`{"b": 1, "a": 2}`, `{"b":0,"a":0}`},
+		{`{"a": {"z": "long text", "y": null}, "b": [true, {"k": 1}]}`, `{"a":{"z":0,"y":0},"b":0}`},
+		{`[{"q": 1, "p": 2}, 3, {"r": 0}]`, `[{"q":0,"p":0},0,0]`},
+		{`{"é": 1, "a\"b\u0001": {"n": 1, "m": 2}}`, `{"é":0,"a\"b\u0001":{"n":0,"m":0}}`},
+		{`"just a string"`, ``},
+		{`12.5`, ``},
+		{`{"b": 1, "a": 2, "b": 3}`, ``}, // duplicate keys: no order
+		{`{"b": 1, "a": `, ``},           // malformed
+		{`{"b": 1, "a": 2} x`, ``},
+		{`{"b": tru, "a": 2}`, ``},
+	} {
+		if got := string(Of([]byte(tc.in))); got != tc.want {
+			t.Errorf("Of(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestDuplicateKeysAmongManyUnsorted(t *testing.T) {
+	// More than 16 keys, out of order, with one repeated far apart.
+	in := `{"z":0,"y":0,"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"y":1}`
+	if h := Of([]byte(in)); h != nil {
+		t.Fatalf("Of(duplicate keys) = %s, want no hint", h)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	tr := Parse([]byte(`{"b":0,"a":{"y":0,"x":0}}`))
+	m := map[string]any{"a": map[string]any{"x": 1, "y": 2}, "b": 3}
+	keys, fields := tr.Order(m)
+	if !reflect.DeepEqual(keys, []string{"b", "a"}) || fields[0] != nil {
+		t.Fatalf("Order = %v %v", keys, fields)
+	}
+	sub, _ := fields[1].Order(m["a"].(map[string]any))
+	if !reflect.DeepEqual(sub, []string{"y", "x"}) {
+		t.Fatalf("nested Order = %v", sub)
+	}
+	// A key added or removed since: no order there, nested hints still found.
+	m["c"] = 1
+	if k, _ := tr.Order(m); k != nil {
+		t.Fatalf("Order with an extra key = %v, want nil", k)
+	}
+	if tr.Field("a") == nil || tr.Field("b") != nil || tr.Field("zz") != nil {
+		t.Fatal("Field")
+	}
+	var nilTree *Tree
+	if k, _ := nilTree.Order(m); k != nil || nilTree.Field("a") != nil || nilTree.Item(0) != nil {
+		t.Fatal("nil tree")
+	}
+}
+
+func TestMarshal(t *testing.T) {
+	v := map[string]any{"a": map[string]any{"x": 1, "y": "<&>"}, "b": []any{map[string]any{"q": true, "p": nil}}, "c": 2.5}
+	hint := json.RawMessage(`{"c":0,"b":[{"q":0,"p":0}],"a":{"y":0,"x":0}}`)
+	got, err := Marshal(v, hint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"c":2.5,"b":[{"q":true,"p":null}],"a":{"y":"\u003c\u0026\u003e","x":1}}`
+	if string(got) != want {
+		t.Fatalf("Marshal = %s, want %s", got, want)
+	}
+	// A changed key set falls back to sorted at that level only.
+	delete(v, "c")
+	got, _ = Marshal(v, hint)
+	if want := `{"a":{"y":"\u003c\u0026\u003e","x":1},"b":[{"q":true,"p":null}]}`; string(got) != want {
+		t.Fatalf("Marshal after a change = %s, want %s", got, want)
+	}
+	plain, _ := Marshal(v, nil)
+	std, _ := json.Marshal(v)
+	if string(plain) != string(std) {
+		t.Fatalf("Marshal without hint = %s, want %s", plain, std)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	v, hint, err := Decode([]byte(`{"n": 21, "f": 0.5, "l": [{"b": 1, "a": 2}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.(map[string]any)
+	if m["n"] != int64(21) || m["f"] != 0.5 {
+		t.Fatalf("numbers: %#v", m)
+	}
+	if string(hint) != `{"n":0,"f":0,"l":[{"b":0,"a":0}]}` {
+		t.Fatalf("hint = %s", hint)
+	}
+	if _, _, err := Decode([]byte(`{} {}`)); err == nil {
+		t.Fatal("trailing data accepted")
+	}
+	if Wrap("result", nil) != nil || string(Wrap("result", hint)) != `{"result":`+string(hint)+`}` {
+		t.Fatal("Wrap")
+	}
+	if string(Sub(Wrap("result", hint), "result")) != string(hint) {
+		t.Fatal("Sub")
+	}
+}
