@@ -137,7 +137,7 @@ func (r *Runner) CallTool(ctx context.Context, call DirectToolCall) (*DirectTool
 	if resp == nil {
 		// A long-running tool that answers later: the call is still
 		// recorded, with an empty response, so the session shows it.
-		resp = buildResponseEvent(ictx, t, map[string]any{}, &toolContext{callbackContext: newCallbackContext(ictx, &session.EventActions{}), callID: fc.ID})
+		resp = buildResponseEvent(ictx, t, map[string]any{}, nil, &toolContext{callbackContext: newCallbackContext(ictx, &session.EventActions{}), callID: fc.ID})
 	}
 	if c, ok := resp.Actions.RequestedToolConfirmations[fc.ID]; ok {
 		return nil, &ConfirmationRequiredError{Tool: call.Tool, Hint: c.Hint}
