@@ -9,4 +9,5 @@ import (
 
 func TestInMemoryServiceConformance(t *testing.T) {
 	sessiontest.Run(t, func(*testing.T) session.Service { return session.NewInMemoryService() })
+	sessiontest.RunKeyOrder(t, func(*testing.T) session.Service { return session.NewInMemoryService() })
 }

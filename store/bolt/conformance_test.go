@@ -31,6 +31,7 @@ func openConfig(t testing.TB, cfg bolt.Config) *bolt.DB {
 
 func TestSessionServiceConformance(t *testing.T) {
 	sessiontest.Run(t, func(t *testing.T) session.Service { return open(t).Sessions() })
+	sessiontest.RunKeyOrder(t, func(t *testing.T) session.Service { return open(t).Sessions() })
 }
 
 // TestSessionServiceConformanceCache runs the suite without the session
@@ -41,9 +42,11 @@ func TestSessionServiceConformanceCache(t *testing.T) {
 		bytes int64
 	}{{"off", -1}, {"tiny", 4 << 10}} {
 		t.Run(c.name, func(t *testing.T) {
-			sessiontest.Run(t, func(t *testing.T) session.Service {
+			newService := func(t *testing.T) session.Service {
 				return openConfig(t, bolt.Config{SessionCacheBytes: c.bytes}).Sessions()
-			})
+			}
+			sessiontest.Run(t, newService)
+			sessiontest.RunKeyOrder(t, newService)
 		})
 	}
 }
