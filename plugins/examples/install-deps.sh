@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs the toolchains `make examples` needs, only those missing, on a
 # Debian machine: clang, lld and wasi-libc (with the wasm32 compiler-rt
-# builtins) for C, wabt for WAT, rustc with the wasm32 standard library
-# (libstd-rust-dev-wasm32) for Rust, npm for AssemblyScript (whose compiler
+# builtins) for C, wabt for WAT, current Rust for wasm32-wasip1 (Debian's
+# rustc-web, cargo-web, rust-web-src and the matching lld, with wasi-libc:
+# see sdk/rust/cargo-wasm) for Rust, npm for AssemblyScript (whose compiler
 # goes to calculator-as/node_modules and sdk/assemblyscript/node_modules,
 # from their package-lock.json). Go is the repository's own toolchain; the
 # Extism example's go-pdk comes through the Go module proxy.
@@ -29,22 +30,32 @@ if want c; then
 fi
 want wat && { command -v wat2wasm >/dev/null || missing="$missing wabt"; }
 want as && { command -v npm >/dev/null || missing="$missing npm"; }
-# Rust: the rustc the Makefile picks (Debian's /usr/bin/rustc first) must
-# have the wasm32-wasi (or, from Rust 1.84, wasm32-wasip1) standard
-# library. rustup cannot download targets here, so Debian's packages it is.
-rustc="$(command -v /usr/bin/rustc || command -v rustc || true)"
-if want rust && { [ -z "$rustc" ] || ! { sysroot="$("$rustc" --print sysroot 2>/dev/null)" &&
-  { [ -d "$sysroot/lib/rustlib/wasm32-wasi/lib" ] || [ -d "$sysroot/lib/rustlib/wasm32-wasip1/lib" ]; }; }; }; then
-  missing="$missing rustc libstd-rust-dev-wasm32"
+# Rust: sdk/rust/cargo-wasm says whether a toolchain for wasm32-wasip1 is
+# here. When not, Debian's: rustc-web (Rust 1.85+, replacing Debian's
+# rustc 1.63, too old for serde_json) with cargo-web, and rust-web-src,
+# from which cargo-wasm builds the wasm32-wasip1 standard library; the
+# wasm-ld of lld-N for rustc-web's LLVM N comes after, once rustc-web says
+# N. (rustup's own downloads are not a package registry: not used here.)
+rust_missing=""
+if want rust && ! "$here/../../sdk/rust/cargo-wasm" probe >/dev/null 2>&1; then
+  rust_missing="rustc-web cargo-web rust-web-src wasi-libc"
 fi
 
-if [ -n "$missing" ]; then
-  echo "installing:$missing" >&2
+if [ -n "$missing$rust_missing" ]; then
+  echo "installing:$missing $rust_missing" >&2
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   # shellcheck disable=SC2086
-  $sudo apt-get install -y -qq $missing
+  [ -z "$missing" ] || $sudo apt-get install -y -qq $missing
+  if [ -n "$rust_missing" ]; then
+    # rustc-web replaces Debian's rustc (and its cargo) if installed.
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y -qq --no-install-recommends $rust_missing
+    llvm="$(/usr/bin/rustc -vV | sed -n 's/^LLVM version: \([0-9]*\)\..*/\1/p')"
+    $sudo apt-get install -y -qq --no-install-recommends "lld-$llvm"
+    "$here/../../sdk/rust/cargo-wasm" which
+  fi
 fi
 
 want as || exit 0

@@ -1,13 +1,13 @@
 package rust_test
 
 // End-to-end tests of the Rust SDK's artifact, HTTP and memory functions:
-// testdata/guest.rs is built for wasm32 with rustc (the SDK as an rlib,
-// the guest as a cdylib, as plugins/examples/Makefile does) and called
-// through the real sandbox with a host that records the calls
-// (adkhosttest.Host). The SDK's
-// unit tests (src/tests.rs) run in plugins/examples' TestRustSDK. Without
-// rustc and its wasm32 standard library the test skips, except under
-// CI=true, where it fails.
+// testdata/guest (a crate of the SDK's workspace) is built for
+// wasm32-wasip1 with cargo-wasm, as plugins/examples/Makefile builds the
+// Rust example, and called through the real sandbox with a host that
+// records the calls (adkhosttest.Host). The SDK's unit tests (src/tests.rs,
+// cargo test) run in plugins/examples' TestRustSDK. Without a Rust
+// toolchain for wasm32-wasip1 the test skips, except under CI=true, where
+// it fails.
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -34,41 +33,16 @@ func missing(t *testing.T, why string) {
 	t.Skipf("%s (skipping; CI=true makes this a failure)", why)
 }
 
-// buildGuest compiles testdata/guest.rs with Debian's rustc (1.63) when
-// installed, as the Makefile prefers it, else the rustc in PATH.
+// buildGuest builds testdata/guest with cargo-wasm, which picks rustup's
+// toolchain with the wasm32-wasip1 target or Debian's rustc-web.
 func buildGuest(t *testing.T) []byte {
 	t.Helper()
-	rustc := "/usr/bin/rustc"
-	if _, err := os.Stat(rustc); err != nil {
-		if rustc, err = exec.LookPath("rustc"); err != nil {
-			missing(t, "rustc is not installed")
-		}
+	if msg, err := exec.Command("./cargo-wasm", "probe").CombinedOutput(); err != nil {
+		missing(t, fmt.Sprintf("no Rust toolchain for wasm32-wasip1 (plugins/examples/install-deps.sh rust installs Debian's): %v\n%s", err, msg))
 	}
-	targets, err := exec.Command(rustc, "--print", "target-list").Output()
-	if err != nil {
-		t.Fatalf("%s --print target-list: %v", rustc, err)
-	}
-	target := "wasm32-wasip1" // Rust 1.84 renamed wasm32-wasi
-	if slices.Contains(strings.Fields(string(targets)), "wasm32-wasi") {
-		target = "wasm32-wasi"
-	}
-	sysroot, err := exec.Command(rustc, "--print", "sysroot").Output()
-	if err != nil {
-		t.Fatalf("%s --print sysroot: %v", rustc, err)
-	}
-	if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(sysroot)), "lib", "rustlib", target)); err != nil {
-		missing(t, rustc+" has no "+target+" standard library")
-	}
-	dir := t.TempDir()
-	rlib, wasm := filepath.Join(dir, "libadkhost.rlib"), filepath.Join(dir, "guest.wasm")
-	common := []string{"--edition", "2021", "--target", target, "-O", "-D", "warnings"}
-	for _, args := range [][]string{
-		{"--crate-type", "rlib", "--crate-name", "adkhost", "-o", rlib, "src/lib.rs"},
-		{"--crate-type", "cdylib", "-C", "strip=debuginfo", "--extern", "adkhost=" + rlib, "-o", wasm, "testdata/guest.rs"},
-	} {
-		if out, err := exec.Command(rustc, append(common, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("rustc %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	wasm := filepath.Join(t.TempDir(), "guest.wasm")
+	if out, err := exec.Command("./cargo-wasm", "build", "testdata/guest/Cargo.toml", wasm).CombinedOutput(); err != nil {
+		t.Fatalf("cargo-wasm build testdata/guest: %v\n%s", err, out)
 	}
 	b, err := os.ReadFile(wasm)
 	if err != nil {

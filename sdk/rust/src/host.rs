@@ -2,7 +2,9 @@
 //! imports; elsewhere (unit tests on the build machine) they call the
 //! [`Host`] installed with [`use_host`], or answer `UNAVAILABLE`.
 
-use crate::json::{base64_decode, base64_encode, Value};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
 /// A non-OK status of a host function (ABI.md §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,25 +149,32 @@ fn bad_result(func: &'static str) -> HostError {
     HostError { func, status: Status::Failed }
 }
 
-/// Session state (capability `state`).
+// encode is serde_json's encoding of a value the guest passes; one that
+// has no JSON form (a map with non-string keys) is the guest's mistake.
+fn encode<T: Serialize + ?Sized>(func: &'static str, v: &T) -> Result<Vec<u8>, HostError> {
+    serde_json::to_vec(v).map_err(|_| HostError { func, status: Status::InvalidArgument })
+}
+
+/// Session state (capability `state`), as JSON values: anything
+/// `Serialize` in, anything `Deserialize` out.
 pub mod state {
     use super::*;
 
-    /// The value of key, None if the key is absent (`NOT_FOUND`). A key
-    /// deleted in this invocation reads as `Some(Value::Null)`.
-    pub fn get(key: &str) -> Result<Option<Value>, HostError> {
+    /// The value of key decoded as T ([`Value`] for any), None if the key
+    /// is absent (`NOT_FOUND`). A key deleted in this invocation holds
+    /// null: `Some(Value::Null)`, or `Some(None)` as an `Option<T>`. A
+    /// value that does not decode as T is `Status::InvalidArgument`.
+    pub fn get<T: DeserializeOwned>(key: &str) -> Result<Option<T>, HostError> {
         match raw::state_get(key) {
-            Ok(b) => Value::parse_bytes(&b)
-                .map(Some)
-                .map_err(|_| HostError { func: "state_get", status: Status::InvalidArgument }),
+            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|_| HostError { func: "state_get", status: Status::InvalidArgument }),
             Err(HostError { status: Status::NotFound, .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
     /// Records value for key in the state delta of the hook's event.
-    pub fn set(key: &str, value: &Value) -> Result<(), HostError> {
-        raw::state_set(key, value.to_json().as_bytes())
+    pub fn set<T: Serialize + ?Sized>(key: &str, value: &T) -> Result<(), HostError> {
+        raw::state_set(key, &encode("state_set", value)?)
     }
 
     /// Records null for key (google-adk's delta has no removal).
@@ -189,8 +198,11 @@ pub mod actions {
     }
     /// Asks the user to confirm the current tool call; payload None for none.
     pub fn request_confirmation(hint: &str, payload: Option<&Value>) -> Result<(), HostError> {
-        let p = payload.map(Value::to_json).unwrap_or_default();
-        raw::request_confirmation(hint, p.as_bytes())
+        let p = match payload {
+            Some(p) => encode("request_confirmation", p)?,
+            None => Vec::new(),
+        };
+        raw::request_confirmation(hint, &p)
     }
 }
 
@@ -216,7 +228,7 @@ pub fn error(msg: &str) {
 /// The InvocationInfo of the current call (every hook's context has it too).
 pub fn invocation_info() -> Result<Value, HostError> {
     let b = raw::invocation_info()?;
-    Value::parse_bytes(&b).map_err(|_| HostError { func: "invocation_info", status: Status::Failed })
+    serde_json::from_slice(&b).map_err(|_| bad_result("invocation_info"))
 }
 
 /// The granted config value of key (capability `config`), None if absent.
@@ -240,23 +252,43 @@ pub mod artifacts {
     /// there is no such artifact or version (`NOT_FOUND`).
     pub fn load(name: &str, version: i32) -> Result<Option<Value>, HostError> {
         match raw::artifact_load(name, version) {
-            Ok(b) => Value::parse_bytes(&b).map(Some).map_err(|_| bad_result("artifact_load")),
+            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|_| bad_result("artifact_load")),
             Err(HostError { status: Status::NotFound, .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    /// Stores part as the next version of name and returns that version.
-    pub fn save(name: &str, part: &Value) -> Result<i32, HostError> {
-        raw::artifact_save(name, part.to_json().as_bytes())
+    /// Stores part (a `Part`: a [`Value`], or your own `Serialize` type) as
+    /// the next version of name and returns that version.
+    pub fn save<T: Serialize + ?Sized>(name: &str, part: &T) -> Result<i32, HostError> {
+        raw::artifact_save(name, &encode("artifact_save", part)?)
     }
 
     /// The names of the artifacts the session sees.
     pub fn list() -> Result<Vec<String>, HostError> {
-        let v = Value::parse_bytes(&raw::artifact_list()?).map_err(|_| bad_result("artifact_list"))?;
-        let names = v.as_array().ok_or_else(|| bad_result("artifact_list"))?;
-        names.iter().map(|n| n.as_str().map(String::from).ok_or_else(|| bad_result("artifact_list"))).collect()
+        serde_json::from_slice(&raw::artifact_list()?).map_err(|_| bad_result("artifact_list"))
     }
+}
+
+// Bytes as JSON carries them: a base64 string (null or absent: none).
+mod b64 {
+    use super::*;
+
+    pub fn serialize<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::base64::encode(b))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(Vec::new()),
+            Some(s) => crate::base64::decode(&s).ok_or_else(|| serde::de::Error::custom("body is not base64")),
+        }
+    }
+}
+
+// A string that may be null or absent: "" then.
+fn null_as_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
 
 /// HTTP through the host (capability `http`), to the destinations the
@@ -266,18 +298,26 @@ pub mod http {
     use super::*;
 
     /// An HTTP request: `Request::get(url)`, or `Request::new(method, url)`
-    /// with `.header(name, value)` and `.body(bytes)`.
-    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    /// with `.header(name, value)` and `.body(bytes)`. It serializes as the
+    /// `HTTPRequest` message of ABI.md §4.
+    #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
     pub struct Request {
         pub method: String,
         pub url: String,
         /// One value per name; join repeated values with ", ".
+        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "headers")]
         pub headers: Vec<(String, String)>,
+        #[serde(skip_serializing_if = "Vec::is_empty", with = "b64")]
         pub body: Vec<u8>,
+    }
+
+    fn headers<S: serde::Serializer>(h: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(h.iter().map(|(k, v)| (k, v)))
     }
 
     impl Request {
         pub fn new(method: &str, url: &str) -> Request {
+            let method = if method.is_empty() { "GET" } else { method };
             Request { method: method.into(), url: url.into(), ..Request::default() }
         }
         pub fn get(url: &str) -> Request {
@@ -291,32 +331,27 @@ pub mod http {
             self.body = body.into();
             self
         }
-
-        /// The `HTTPRequest` message of ABI.md §4.
-        pub fn to_json(&self) -> Value {
-            let mut r = Value::object();
-            r.set("method", if self.method.is_empty() { "GET" } else { self.method.as_str() }.into());
-            r.set("url", self.url.as_str().into());
-            if !self.headers.is_empty() {
-                let mut h = Value::object();
-                for (k, v) in &self.headers {
-                    h.set(k, v.as_str().into());
-                }
-                r.set("headers", h);
-            }
-            if !self.body.is_empty() {
-                r.set("body", base64_encode(&self.body).into());
-            }
-            r
-        }
     }
 
-    /// An HTTP response (any status: a 404 is a response, not an error).
-    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    /// An HTTP response (any status: a 404 is a response, not an error),
+    /// decoded from the `HTTPResponse` message of ABI.md §4.
+    #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
     pub struct Response {
         pub status: i64,
+        #[serde(default, deserialize_with = "response_headers")]
         pub headers: Vec<(String, String)>,
+        #[serde(default, with = "b64")]
         pub body: Vec<u8>,
+    }
+
+    fn response_headers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+        let m = Option::<serde_json::Map<String, Value>>::deserialize(d)?.unwrap_or_default();
+        m.into_iter()
+            .map(|(k, v)| match v {
+                Value::String(v) => Ok((k, v)),
+                _ => Err(serde::de::Error::custom("a header value is not a string")),
+            })
+            .collect()
     }
 
     impl Response {
@@ -328,26 +363,12 @@ pub mod http {
         pub fn text(&self) -> String {
             String::from_utf8_lossy(&self.body).into_owned()
         }
-
-        /// Reads the `HTTPResponse` message of ABI.md §4.
-        pub fn from_json(v: &Value) -> Option<Response> {
-            let mut r = Response { status: v.get("status")?.as_i64()?, ..Response::default() };
-            if let Some(h) = v.get("headers").and_then(Value::as_object) {
-                for (k, v) in h {
-                    r.headers.push((k.clone(), v.as_str()?.into()));
-                }
-            }
-            if let Some(b) = v.get("body").filter(|b| !b.is_null()) {
-                r.body = base64_decode(b.as_str()?)?;
-            }
-            Some(r)
-        }
     }
 
     /// Performs req through the host.
     pub fn request(req: &Request) -> Result<Response, HostError> {
-        let b = raw::http_request(req.to_json().to_json().as_bytes())?;
-        Value::parse_bytes(&b).ok().as_ref().and_then(Response::from_json).ok_or_else(|| bad_result("http_request"))
+        let b = raw::http_request(&encode("http_request", req)?)?;
+        serde_json::from_slice(&b).map_err(|_| bad_result("http_request"))
     }
 
     /// A GET of url.
@@ -363,66 +384,52 @@ pub mod http {
 pub mod memory {
     use super::*;
 
-    /// A `MemoryEntry` of ABI.md §4 (google-adk's wire format).
-    #[derive(Clone, Debug, Default, PartialEq)]
+    /// A `MemoryEntry` of ABI.md §4 (google-adk's wire format). It
+    /// serializes with its empty texts left out.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
     pub struct Entry {
         /// The `Content` (`{"role": …, "parts": […]}`), `Value::Null` if absent.
+        #[serde(default)]
         pub content: Value,
-        /// `custom_metadata`, a free-form object (`Value::Null` if absent).
+        /// `custom_metadata`, a free-form object (`{}` if absent).
+        #[serde(default = "empty_object", deserialize_with = "null_as_object")]
         pub custom_metadata: Value,
         /// Each empty when absent.
+        #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "String::is_empty")]
         pub id: String,
+        #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "String::is_empty")]
         pub author: String,
         /// As google-adk's `datetime.isoformat` writes it.
+        #[serde(default, deserialize_with = "null_as_empty", skip_serializing_if = "String::is_empty")]
         pub timestamp: String,
+    }
+
+    fn empty_object() -> Value {
+        Value::Object(serde_json::Map::new())
+    }
+
+    fn null_as_object<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        Ok(Option::<Value>::deserialize(d)?.unwrap_or_else(empty_object))
     }
 
     impl Entry {
         /// The text of the content's parts, concatenated.
         pub fn text(&self) -> String {
-            let mut t = String::new();
-            for p in self.content.get("parts").and_then(Value::as_array).into_iter().flatten() {
-                t.push_str(p.get_str("text").unwrap_or(""));
-            }
-            t
+            let parts = self.content.get("parts").and_then(Value::as_array);
+            parts.into_iter().flatten().filter_map(|p| p.get("text").and_then(Value::as_str)).collect()
         }
+    }
 
-        /// Reads a `MemoryEntry`; None if it is not one.
-        pub fn from_json(v: &Value) -> Option<Entry> {
-            v.as_object()?;
-            let text = |k: &str| match v.get(k) {
-                None | Some(Value::Null) => Some(String::new()),
-                Some(s) => s.as_str().map(String::from),
-            };
-            Some(Entry {
-                content: v.get("content").cloned().unwrap_or(Value::Null),
-                custom_metadata: v.get("custom_metadata").cloned().unwrap_or(Value::Null),
-                id: text("id")?,
-                author: text("author")?,
-                timestamp: text("timestamp")?,
-            })
-        }
-
-        /// The `MemoryEntry` message, empty texts left out.
-        pub fn to_json(&self) -> Value {
-            let mut r = Value::object();
-            r.set("content", self.content.clone());
-            r.set("custom_metadata", if self.custom_metadata.is_null() { Value::object() } else { self.custom_metadata.clone() });
-            for (k, s) in [("id", &self.id), ("author", &self.author), ("timestamp", &self.timestamp)] {
-                if !s.is_empty() {
-                    r.set(k, s.as_str().into());
-                }
-            }
-            r
-        }
+    #[derive(Deserialize)]
+    struct SearchMemoryResponse {
+        memories: Vec<Entry>,
     }
 
     /// The user's memories matching query, best first (empty when nothing
     /// matches); the query may be empty.
     pub fn search(query: &str) -> Result<Vec<Entry>, HostError> {
-        let v = Value::parse_bytes(&raw::memory_search(query)?).map_err(|_| bad_result("memory_search"))?;
-        let entries = v.get("memories").and_then(Value::as_array).ok_or_else(|| bad_result("memory_search"))?;
-        entries.iter().map(|e| Entry::from_json(e).ok_or_else(|| bad_result("memory_search"))).collect()
+        let r: SearchMemoryResponse = serde_json::from_slice(&raw::memory_search(query)?).map_err(|_| bad_result("memory_search"))?;
+        Ok(r.memories)
     }
 
     /// Adds the current session to the memory service.

@@ -1,24 +1,29 @@
 //! adkhost guest SDK for Rust: write adkhost ABI v1 modules (tools, agent
-//! and model callbacks, plugin hooks) as plain Rust functions.
+//! and model callbacks, plugin hooks) as plain Rust functions, with serde.
 //!
-//! The crate has no dependencies and builds with Rust 1.63 (Debian 12's
-//! `rustc` with `libstd-rust-dev-wasm32`) for `wasm32-wasi`:
-//!
-//! ```text
-//! rustc --edition 2021 --crate-type rlib --crate-name adkhost --target wasm32-wasi -O src/lib.rs
-//! rustc --edition 2021 --crate-type cdylib --target wasm32-wasi -O --extern adkhost=libadkhost.rlib guest.rs
-//! ```
+//! Tool arguments decode into your own `#[derive(Deserialize)]` types and
+//! results are any `Serialize` type; callbacks see and edit the host's
+//! messages as [`serde_json::Value`]s. Build a guest crate (`cdylib`) for
+//! `wasm32-wasip1` with current stable Rust (README.md says how, with
+//! rustup or with Debian's packages only).
 //!
 //! A guest registers in a setup function and hands it to [`module!`],
 //! which defines the ABI's exports (version marker, `adkhost_alloc`,
 //! `adkhost_free`, `adkhost_describe` and every `adkhost_<hook>`):
 //!
 //! ```
-//! use adkhost::{Context, Module, Value};
+//! use adkhost::{json, Context, Module, Value};
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize)]
+//! struct Args { city: String }
 //!
 //! fn setup(m: &mut Module) {
+//!     m.tool("get_weather", "Weather of a city.",
+//!         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+//!         |_ctx: &Context, a: Args| Ok(json!({"city": a.city, "highC": 21.0})));
 //!     m.after_tool(|_ctx: &Context, _args: &Value, result: &mut Value| {
-//!         result.set("checked", true.into()); // an in-place edit replaces the result
+//!         result["checked"] = json!(true); // an in-place edit replaces the result
 //!         Ok(None)
 //!     });
 //! }
@@ -29,13 +34,15 @@
 //! A panic traps (wasm32 aborts on panic): the host fails the call and
 //! replaces the instance. Return an [`Error`] to fail a hook cleanly.
 
+pub mod base64;
 pub mod host;
-pub mod json;
 mod module;
 
 pub use host::{actions, artifacts, config_get, http, invocation_info, log, memory, state, HostError, Status};
-pub use json::Value;
-pub use module::{optional_f64, required_str, Context, Error, FromJson, Hook, Module, Result, ToJson, ToolOptions};
+pub use module::{Context, Error, Hook, Module, Result, ToolOptions};
+/// The JSON of the host's messages, re-exported so a guest names one
+/// version of it.
+pub use serde_json::{self, json, Map, Value};
 
 /// Runtime support for the exports [`module!`] defines; not for direct use.
 #[doc(hidden)]
@@ -172,3 +179,8 @@ macro_rules! module {
 
 #[cfg(test)]
 mod tests;
+
+// The README's examples compile (cargo test runs them as doc tests).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

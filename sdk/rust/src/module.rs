@@ -1,6 +1,9 @@
 //! Registration (the describe message) and dispatch of hook calls.
 
-use crate::json::Value;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
 
 /// The hooks of ABI v1 (ABI.md §1), by their names in `describe`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +105,8 @@ impl std::fmt::Display for Error {
     }
 }
 
+impl std::error::Error for Error {}
+
 impl From<&str> for Error {
     fn from(s: &str) -> Error {
         Error(s.to_string())
@@ -117,87 +122,24 @@ impl From<crate::HostError> for Error {
         Error(e.to_string())
     }
 }
-impl From<crate::json::ParseError> for Error {
-    fn from(e: crate::json::ParseError) -> Error {
-        Error(e.to_string())
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Error {
+        Error(message(&e))
+    }
+}
+
+/// A serde_json error's message without its " at line L column C": the
+/// inputs are one-line JSON, whose positions tell the model nothing.
+pub(crate) fn message(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    match s.strip_suffix(&at) {
+        Some(m) if e.line() > 0 => m.to_string(),
+        _ => s,
     }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
-
-/// Decodes a tool's arguments (a JSON object) into a Rust type.
-pub trait FromJson: Sized {
-    fn from_json(v: &Value) -> Result<Self>;
-}
-
-/// Encodes a tool's result. An object is the function response as is; any
-/// other value v reaches the model as {"result": v}.
-pub trait ToJson {
-    fn to_json(&self) -> Value;
-}
-
-impl FromJson for Value {
-    fn from_json(v: &Value) -> Result<Self> {
-        Ok(v.clone())
-    }
-}
-impl ToJson for Value {
-    fn to_json(&self) -> Value {
-        self.clone()
-    }
-}
-impl ToJson for String {
-    fn to_json(&self) -> Value {
-        Value::String(self.clone())
-    }
-}
-impl ToJson for &str {
-    fn to_json(&self) -> Value {
-        Value::String(self.to_string())
-    }
-}
-impl ToJson for f64 {
-    fn to_json(&self) -> Value {
-        Value::from_f64(*self)
-    }
-}
-impl ToJson for i64 {
-    fn to_json(&self) -> Value {
-        Value::from_i64(*self)
-    }
-}
-impl ToJson for bool {
-    fn to_json(&self) -> Value {
-        Value::Bool(*self)
-    }
-}
-impl<T: ToJson> ToJson for Vec<T> {
-    fn to_json(&self) -> Value {
-        Value::Array(self.iter().map(ToJson::to_json).collect())
-    }
-}
-impl<T: ToJson> ToJson for Option<T> {
-    fn to_json(&self) -> Value {
-        self.as_ref().map_or(Value::Null, ToJson::to_json)
-    }
-}
-
-/// Helpers for FromJson implementations: a required or optional member of
-/// the arguments object, with the error message the model sees.
-pub fn required_str(args: &Value, key: &str) -> Result<String> {
-    match args.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        None | Some(Value::Null) => Err(Error(format!("missing required argument {:?}", key))),
-        Some(_) => Err(Error(format!("argument {:?} must be a string", key))),
-    }
-}
-
-pub fn optional_f64(args: &Value, key: &str) -> Result<Option<f64>> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_f64().map(Some).ok_or_else(|| Error(format!("argument {:?} must be a number", key))),
-    }
-}
 
 /// What every hook knows about its call: the input's `context`
 /// (InvocationInfo) and, for tool hooks, the tool.
@@ -214,7 +156,7 @@ pub struct Context {
 
 impl Context {
     fn field(&self, k: &str) -> &str {
-        self.info.get_str(k).unwrap_or("")
+        self.info.get(k).and_then(Value::as_str).unwrap_or("")
     }
     pub fn app_name(&self) -> &str {
         self.field("appName")
@@ -238,12 +180,16 @@ impl Context {
 
 // Every registered callback, reduced to one shape: it sees the context and
 // the whole input object (whose fields it may edit) and returns a result.
-type Callback = Box<dyn Fn(&Context, &mut Value) -> Result<Option<Value>>>;
+type Callback = Box<dyn Fn(&Context, &mut Map<String, Value>) -> Result<Option<Value>>>;
+
+// A tool: the context and the arguments' JSON text ("{}" when absent) in,
+// the encoded ToolCallOutput out.
+type ToolFn = Box<dyn Fn(&Context, &str) -> Result<Vec<u8>>>;
 
 struct ToolReg {
     decl: Value,
     name: String,
-    run: Callback,
+    run: ToolFn,
 }
 
 /// A module's registrations: built once, by the setup function given to
@@ -264,20 +210,58 @@ pub struct ToolOptions {
     pub response: Option<Value>,
 }
 
-fn take(input: &mut Value, key: &str) -> Value {
-    input.get_mut(key).map(std::mem::take).unwrap_or(Value::Null)
+fn take(input: &mut Map<String, Value>, key: &str) -> Value {
+    input.get_mut(key).map(Value::take).unwrap_or(Value::Null)
 }
 
 // put restores a field take took, leaving an absent one absent unless the
 // callback filled it.
-fn put(input: &mut Value, key: &str, v: Value) {
-    if input.get(key).is_some() || !v.is_null() {
-        input.set(key, v);
+fn put(input: &mut Map<String, Value>, key: &str, v: Value) {
+    if let Some(old) = input.get_mut(key) {
+        *old = v;
+    } else if !v.is_null() {
+        input.insert(key.to_string(), v);
     }
 }
 
-fn error_text(input: &Value) -> String {
-    input.get_str("error").unwrap_or("").to_string()
+fn error_text(input: &Map<String, Value>) -> String {
+    input.get("error").and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+const NULL: Value = Value::Null;
+
+// The tool_call input (ABI.md §5), decoded leniently: unknown fields are
+// ignored (§6); args stays JSON text for the tool's own type.
+#[derive(Deserialize)]
+struct ToolCallInput<'a> {
+    #[serde(rename = "abiVersion", borrow, default)]
+    abi_version: Option<&'a RawValue>,
+    #[serde(default)]
+    context: Value,
+    #[serde(default)]
+    tool: String,
+    #[serde(borrow, default)]
+    args: Option<&'a RawValue>,
+    #[serde(default)]
+    confirmation: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct ToolCallOutput<'a, R: Serialize> {
+    #[serde(rename = "abiVersion")]
+    abi_version: u32,
+    result: &'a R,
+}
+
+fn check_version(v: Option<&str>) -> Result<()> {
+    match v {
+        None | Some("1") => Ok(()),
+        Some(v) => Err(Error(format!("adkhost: input abiVersion {} is not 1", v))),
+    }
+}
+
+fn starts_object(input: &[u8]) -> bool {
+    input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
 impl Module {
@@ -293,42 +277,43 @@ impl Module {
         self
     }
 
-    /// Registers a tool. `parameters` is its JSON Schema (an object schema);
-    /// a malformed one panics, which the host reports when it loads the
-    /// module. The arguments are decoded with A::from_json: an error fails
-    /// the call before f runs.
-    pub fn tool<A, R, F>(&mut self, name: &str, description: &str, parameters: &str, f: F) -> &mut Self
+    /// Registers a tool. `parameters` is its JSON Schema (an object schema,
+    /// usually written with [`json!`]). The arguments are decoded into `A`
+    /// with serde (`#[derive(Deserialize)]`, or [`Value`] for any JSON):
+    /// arguments that do not fit fail the call, with serde's message,
+    /// before f runs. The result is any `Serialize` type: an object is the
+    /// function response as is, another value v reaches the model as
+    /// `{"result": v}`.
+    pub fn tool<A, R, F>(&mut self, name: &str, description: &str, parameters: Value, f: F) -> &mut Self
     where
-        A: FromJson + 'static,
-        R: ToJson + 'static,
+        A: DeserializeOwned + 'static,
+        R: Serialize + 'static,
         F: Fn(&Context, A) -> Result<R> + 'static,
     {
         self.tool_with(name, description, parameters, ToolOptions::default(), f)
     }
 
     /// [`tool`](Module::tool) with options.
-    pub fn tool_with<A, R, F>(&mut self, name: &str, description: &str, parameters: &str, opts: ToolOptions, f: F) -> &mut Self
+    pub fn tool_with<A, R, F>(&mut self, name: &str, description: &str, parameters: Value, opts: ToolOptions, f: F) -> &mut Self
     where
-        A: FromJson + 'static,
-        R: ToJson + 'static,
+        A: DeserializeOwned + 'static,
+        R: Serialize + 'static,
         F: Fn(&Context, A) -> Result<R> + 'static,
     {
-        let params = Value::parse(parameters).unwrap_or_else(|e| panic!("tool {}: parameters: {}", name, e));
-        let mut decl = Value::object();
-        decl.set("name", name.into()).set("description", description.into()).set("parameters", params);
+        let mut decl = json!({"name": name, "description": description, "parameters": parameters});
         if let Some(r) = opts.response {
-            decl.set("response", r);
+            decl["response"] = r;
         }
         if opts.long_running {
-            decl.set("longRunning", true.into());
+            decl["longRunning"] = Value::Bool(true);
         }
-        let run: Callback = Box::new(move |ctx, input| {
-            let args = match input.get("args") {
-                Some(a) if !a.is_null() => a.clone(),
-                _ => Value::object(),
-            };
-            let a = A::from_json(&args)?;
-            Ok(Some(f(ctx, a)?.to_json()))
+        let tool = name.to_string();
+        let run: ToolFn = Box::new(move |ctx, args| {
+            let a: A = serde_json::from_str(args)
+                .map_err(|e| Error(format!("adkhost: invalid arguments for {}: {}", tool, message(&e))))?;
+            let r = f(ctx, a)?;
+            serde_json::to_vec(&ToolCallOutput { abi_version: 1, result: &r })
+                .map_err(|e| Error(format!("adkhost: the result of {} is not JSON: {}", tool, message(&e))))
         });
         self.tools.push(ToolReg { decl, name: name.into(), run });
         self
@@ -358,7 +343,7 @@ impl Module {
     }
     /// on_model_error: Some(response) is used instead of failing.
     pub fn on_model_error(&mut self, f: impl Fn(&Context, &Value, &str) -> Result<Option<Value>> + 'static) -> &mut Self {
-        self.on(Hook::OnModelError, Box::new(move |c, input| f(c, input.get("request").unwrap_or(&Value::Null), &error_text(input))))
+        self.on(Hook::OnModelError, Box::new(move |c, input| f(c, input.get("request").unwrap_or(&NULL), &error_text(input))))
     }
     /// before_tool: Some(result) skips the tool; edits to args are what the
     /// tool receives.
@@ -372,7 +357,7 @@ impl Module {
             Hook::AfterTool,
             Box::new(move |c, input| {
                 let mut result = take(input, "result");
-                let r = f(c, input.get("args").unwrap_or(&Value::Null), &mut result);
+                let r = f(c, input.get("args").unwrap_or(&NULL), &mut result);
                 put(input, "result", result);
                 r
             }),
@@ -381,7 +366,7 @@ impl Module {
     /// on_tool_error: f(ctx, args, error); Some(result) is used instead of
     /// failing.
     pub fn on_tool_error(&mut self, f: impl Fn(&Context, &Value, &str) -> Result<Option<Value>> + 'static) -> &mut Self {
-        self.on(Hook::OnToolError, Box::new(move |c, input| f(c, input.get("args").unwrap_or(&Value::Null), &error_text(input))))
+        self.on(Hook::OnToolError, Box::new(move |c, input| f(c, input.get("args").unwrap_or(&NULL), &error_text(input))))
     }
     /// on_user_message: Some(content), or edits, replace the user's message.
     pub fn on_user_message(&mut self, f: impl Fn(&Context, &mut Value) -> Result<Option<Value>> + 'static) -> &mut Self {
@@ -401,11 +386,17 @@ impl Module {
     }
     /// on_agent_error: told that an agent failed; changes nothing.
     pub fn on_agent_error(&mut self, f: impl Fn(&Context, &str) + 'static) -> &mut Self {
-        self.on(Hook::OnAgentError, Box::new(move |c, input| Ok(f(c, &error_text(input))).map(|_| None)))
+        self.on(Hook::OnAgentError, Box::new(move |c, input| {
+            f(c, &error_text(input));
+            Ok(None)
+        }))
     }
     /// on_run_error: told that the run failed; changes nothing.
     pub fn on_run_error(&mut self, f: impl Fn(&Context, &str) + 'static) -> &mut Self {
-        self.on(Hook::OnRunError, Box::new(move |c, input| Ok(f(c, &error_text(input))).map(|_| None)))
+        self.on(Hook::OnRunError, Box::new(move |c, input| {
+            f(c, &error_text(input));
+            Ok(None)
+        }))
     }
 
     /// The hooks describe lists: tool_call when there are tools, then each
@@ -420,22 +411,23 @@ impl Module {
 
     /// The Describe message.
     pub fn describe(&self) -> Value {
-        let mut d = Value::object();
-        d.set("abiVersion", Value::from_i64(1)).set("name", self.name.as_str().into());
+        let mut d = Map::new();
+        d.insert("abiVersion".into(), json!(1));
+        d.insert("name".into(), json!(self.name));
         if !self.version.is_empty() {
-            d.set("version", self.version.as_str().into());
+            d.insert("version".into(), json!(self.version));
         }
         if !self.tools.is_empty() {
-            d.set("tools", Value::Array(self.tools.iter().map(|t| t.decl.clone()).collect()));
+            d.insert("tools".into(), Value::Array(self.tools.iter().map(|t| t.decl.clone()).collect()));
         }
         let hooks = self.hooks();
         if !hooks.is_empty() {
-            d.set("hooks", Value::Array(hooks.iter().map(|h| h.name().into()).collect()));
+            d.insert("hooks".into(), hooks.iter().map(|h| h.name()).collect());
         }
         if !self.caps.is_empty() {
-            d.set("capabilities", Value::Array(self.caps.iter().map(|c| c.as_str().into()).collect()));
+            d.insert("capabilities".into(), json!(self.caps));
         }
-        d
+        Value::Object(d)
     }
 
     /// Runs one hook call as its export does: input is the hook's message,
@@ -443,72 +435,80 @@ impl Module {
     /// is describe.
     pub fn handle(&self, hook: Option<Hook>, input: &[u8]) -> Vec<u8> {
         let hook = match hook {
-            None => return self.describe().to_json().into_bytes(),
+            None => return self.describe().to_string().into_bytes(),
             Some(h) => h,
         };
-        let out = self.run(hook, input);
+        let out = if hook == Hook::ToolCall { self.tool_call(input).map(Some) } else { self.run(hook, input) };
         match out {
             Ok(None) => Vec::new(),
-            Ok(Some(v)) => v.to_json().into_bytes(),
+            Ok(Some(v)) => v,
             Err(e) => {
                 if matches!(hook, Hook::OnAgentError | Hook::OnRunError) {
                     return Vec::new(); // notification only: nothing to report
                 }
-                let mut o = Value::object();
-                o.set("abiVersion", Value::from_i64(1)).set("error", e.0.into());
-                o.to_json().into_bytes()
+                serde_json::to_vec(&json!({"abiVersion": 1, "error": e.0})).unwrap_or_default()
             }
         }
     }
 
-    fn run(&self, hook: Hook, input: &[u8]) -> Result<Option<Value>> {
-        // Decoded leniently: unknown fields are ignored (ABI.md §6).
-        let mut input = if input.is_empty() { Value::object() } else { Value::parse_bytes(input)? };
-        if input.as_object().is_none() {
+    fn tool_call(&self, input: &[u8]) -> Result<Vec<u8>> {
+        if !starts_object(input) {
             return Err("adkhost: the input is not a JSON object".into());
         }
+        let call: ToolCallInput = serde_json::from_slice(input).map_err(|e| Error(format!("adkhost: invalid input: {}", message(&e))))?;
+        check_version(call.abi_version.map(RawValue::get))?;
+        let ctx = Context { info: call.context, tool: call.tool, confirmation: call.confirmation.filter(|c| !c.is_null()) };
+        let t = self
+            .tools
+            .iter()
+            .find(|t| t.name == ctx.tool)
+            .ok_or_else(|| Error(format!("adkhost: unknown tool {:?}", ctx.tool)))?;
+        let args = call.args.map(RawValue::get).filter(|a| *a != "null").unwrap_or("{}");
+        // An object, as google-adk's args dict (serde would also fill a
+        // struct from an array, by position).
+        if !starts_object(args.as_bytes()) {
+            return Err(Error(format!("adkhost: invalid arguments for {}: not a JSON object", t.name)));
+        }
+        (t.run)(&ctx, args)
+    }
+
+    fn run(&self, hook: Hook, input: &[u8]) -> Result<Option<Vec<u8>>> {
+        // Decoded leniently: unknown fields are ignored (ABI.md §6).
+        let mut input: Map<String, Value> = if input.is_empty() {
+            Map::new()
+        } else if !starts_object(input) {
+            return Err("adkhost: the input is not a JSON object".into());
+        } else {
+            serde_json::from_slice(input).map_err(|e| Error(format!("adkhost: invalid input: {}", message(&e))))?
+        };
         if let Some(v) = input.get("abiVersion") {
-            if v.as_i64() != Some(1) {
-                return Err(Error(format!("adkhost: input abiVersion {} is not 1", v)));
-            }
+            check_version(Some(&v.to_string()))?;
         }
         let mut ctx = Context { info: take(&mut input, "context"), ..Context::default() };
-        let mut out = Value::object();
-        out.set("abiVersion", Value::from_i64(1));
-
-        if hook == Hook::ToolCall {
-            ctx.tool = input.get_str("tool").unwrap_or("").to_string();
-            ctx.confirmation = input.get("confirmation").filter(|c| !c.is_null()).cloned();
-            let t = self
-                .tools
-                .iter()
-                .find(|t| t.name == ctx.tool)
-                .ok_or_else(|| Error(format!("adkhost: unknown tool {:?}", ctx.tool)))?;
-            let r = (t.run)(&ctx, &mut input)?.unwrap_or(Value::Null);
-            out.set("result", r);
-            return Ok(Some(out));
-        }
-        if let Some(Value::Object(_)) = input.get("tool") {
-            ctx.tool = input.pointer(&["tool", "name"]).and_then(Value::as_str).unwrap_or("").to_string();
+        if let Some(Value::Object(t)) = input.get("tool") {
+            ctx.tool = t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
         }
         let edited = hook.edited_field();
-        let before = edited.map(|(f, _)| input.get(f).map(Value::to_json));
+        let before = edited.and_then(|(f, _)| input.get(f).cloned());
+        let mut out = Map::new();
+        out.insert("abiVersion".into(), json!(1));
         for (h, cb) in &self.hooks {
             if *h != hook {
                 continue;
             }
             if let Some(v) = cb(&ctx, &mut input)? {
                 if let Some(field) = hook.result_field() {
-                    out.set(field, v);
-                    return Ok(Some(out));
+                    out.insert(field.into(), v);
+                    return Ok(Some(Value::Object(out).to_string().into_bytes()));
                 }
             }
         }
         // No replacement: send edits made in place, if any.
-        if let (Some((f, of)), Some(before)) = (edited, before) {
-            if input.get(f).map(Value::to_json) != before {
-                out.set(of, input.get(f).cloned().unwrap_or(Value::Null));
-                return Ok(Some(out));
+        if let Some((f, of)) = edited {
+            let now = input.get(f);
+            if now != before.as_ref() {
+                out.insert(of.into(), now.cloned().unwrap_or(Value::Null));
+                return Ok(Some(Value::Object(out).to_string().into_bytes()));
             }
         }
         Ok(None)

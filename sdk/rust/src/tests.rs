@@ -8,51 +8,54 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use serde::{Deserialize, Serialize};
+
 fn parse(b: &[u8]) -> Value {
-    Value::parse_bytes(b).unwrap_or_else(|e| panic!("{}: {}", e, String::from_utf8_lossy(b)))
+    serde_json::from_slice(b).unwrap_or_else(|e| panic!("{}: {}", e, String::from_utf8_lossy(b)))
 }
 
+#[derive(Deserialize)]
 struct City {
-    name: String,
-    days: Option<f64>,
+    city: String,
+    #[serde(default)]
+    days: Option<u32>,
 }
 
-impl FromJson for City {
-    fn from_json(v: &Value) -> Result<City> {
-        Ok(City { name: required_str(v, "city")?, days: optional_f64(v, "days")? })
-    }
+#[derive(Serialize)]
+struct Forecast {
+    city: String,
+    days: u32,
+    call: String,
 }
 
 fn setup(m: &mut Module) {
     m.capability("state").capability("state");
-    m.tool("get_weather", "Weather.", r#"{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}"#,
-        |ctx: &Context, c: City| -> Result<Value> {
-            if c.name == "Atlantis" {
+    m.tool("get_weather", "Weather.", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        |ctx: &Context, c: City| {
+            if c.city == "Atlantis" {
                 return Err("no weather under water".into());
             }
-            state::set("user:last_city", &c.name.as_str().into())?;
-            let mut r = Value::object();
-            r.set("city", c.name.into()).set("days", Value::from_f64(c.days.unwrap_or(1.0))).set("call", ctx.function_call_id().into());
-            Ok(r)
+            state::set("user:last_city", &c.city)?;
+            Ok(Forecast { city: c.city, days: c.days.unwrap_or(1), call: ctx.function_call_id().into() })
         });
-    m.tool("count", "A non-object result.", "{}", |_: &Context, _: Value| Ok(3i64));
+    m.tool("count", "A non-object result.", json!({}), |_: &Context, _: Value| Ok(3i64));
     m.after_tool(|_, _, result| {
         if result.get("skip").is_some() {
             return Ok(None);
         }
-        result.set("seen", 1i64.into());
+        result["seen"] = json!(1);
         Ok(None)
     });
-    m.after_tool(|_, _, _| Ok(Some(Value::parse(r#"{"second":true}"#).unwrap())));
+    m.after_tool(|_, _, _| Ok(Some(json!({"second": true}))));
     m.before_model(|ctx, req| {
         if ctx.agent_name() == "blocked" {
-            return Ok(Some(Value::parse(r#"{"content":{"role":"model","parts":[{"text":"no"}]}}"#).unwrap()));
+            return Ok(Some(json!({"content": {"role": "model", "parts": [{"text": "no"}]}})));
         }
         if ctx.agent_name() == "failing" {
             return Err("model refused".into());
         }
         if ctx.agent_name() == "editor" {
-            req.set("model", "edited".into());
+            req["model"] = json!("edited");
         }
         Ok(None)
     });
@@ -62,15 +65,15 @@ fn setup(m: &mut Module) {
 #[test]
 fn describe_lists_registrations() {
     let m = Module::new("t", "1.2.3");
-    assert_eq!(m.describe().to_json(), r#"{"abiVersion":1,"name":"t","version":"1.2.3"}"#);
+    assert_eq!(m.describe().to_string(), r#"{"abiVersion":1,"name":"t","version":"1.2.3"}"#);
     let mut m = Module::new("weather", "1.0.0");
     setup(&mut m);
     let d = parse(&m.handle(None, b""));
-    assert_eq!(d.get("hooks").unwrap().to_json(), r#"["tool_call","before_model","after_tool","on_run_error"]"#);
-    assert_eq!(d.get("capabilities").unwrap().to_json(), r#"["state"]"#);
-    assert_eq!(d.pointer(&["tools"]).unwrap().as_array().unwrap().len(), 2);
+    assert_eq!(d["hooks"].to_string(), r#"["tool_call","before_model","after_tool","on_run_error"]"#);
+    assert_eq!(d["capabilities"].to_string(), r#"["state"]"#);
+    assert_eq!(d.pointer("/tools").unwrap().as_array().unwrap().len(), 2);
     assert_eq!(
-        d.get("tools").unwrap().as_array().unwrap()[0].to_json(),
+        d["tools"][0].to_string(),
         r#"{"name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}"#
     );
 }
@@ -115,8 +118,7 @@ impl Host for FakeHost {
         Ok(versions.len() as i32 - 1)
     }
     fn artifact_list(&mut self) -> std::result::Result<Vec<u8>, Status> {
-        let names: Vec<Value> = self.0.borrow().artifacts.keys().map(|k| k.as_str().into()).collect();
-        Ok(Value::Array(names).to_json().into_bytes())
+        Ok(serde_json::to_vec(&self.0.borrow().artifacts.keys().collect::<Vec<_>>()).unwrap())
     }
     fn http_request(&mut self, req: &[u8]) -> std::result::Result<Vec<u8>, Status> {
         let r = String::from_utf8(req.to_vec()).unwrap();
@@ -173,12 +175,15 @@ fn tool_call_errors() {
     let mut m = Module::new("weather", "1.0.0");
     setup(&mut m);
     for (input, want) in [
-        (&br#"{"abiVersion":1,"tool":"get_weather","args":{}}"#[..], "missing required argument \\\"city\\\""),
-        (br#"{"abiVersion":1,"tool":"get_weather","args":{"city":3}}"#, "argument \\\"city\\\" must be a string"),
+        (&br#"{"abiVersion":1,"tool":"get_weather","args":{}}"#[..], "adkhost: invalid arguments for get_weather: missing field `city`\""),
+        (br#"{"abiVersion":1,"tool":"get_weather","args":{"city":3}}"#, "adkhost: invalid arguments for get_weather: invalid type: integer `3`, expected a string\""),
+        (br#"{"abiVersion":1,"tool":"get_weather","args":{"city":"x","days":-1}}"#, "invalid value: integer `-1`, expected u32"),
         (br#"{"abiVersion":1,"tool":"get_weather","args":{"city":"Atlantis"}}"#, "no weather under water"),
         (br#"{"abiVersion":1,"tool":"nope"}"#, "unknown tool \\\"nope\\\""),
         (br#"{"abiVersion":2,"tool":"count"}"#, "abiVersion 2 is not 1"),
-        (br#"{"abiVersion":1,"tool""#, "invalid JSON"),
+        (br#"{"abiVersion":1,"tool""#, "adkhost: invalid input: EOF while parsing an object\""),
+        (br#"{"abiVersion":1,"tool":"count","args":[1]}"#, "adkhost: invalid arguments for count: not a JSON object\""),
+        (br#"{"abiVersion":1,"tool":"get_weather","args":["Paris"]}"#, "adkhost: invalid arguments for get_weather: not a JSON object\""),
         (br#"[1]"#, "not a JSON object"),
     ] {
         let out = String::from_utf8(m.handle(Some(Hook::ToolCall), input)).unwrap();
@@ -201,9 +206,9 @@ fn callbacks_chain_and_edits() {
     let mut only_edit = Module::new("e", "");
     only_edit.after_tool(|ctx, args, result| {
         assert_eq!(ctx.tool, "lookup");
-        assert_eq!(args.get_str("q"), Some("z"));
+        assert_eq!(args["q"], "z");
         if let Some(s) = result.get_mut("email") {
-            *s = "[redacted]".into();
+            *s = json!("[redacted]");
         }
         Ok(None)
     });
@@ -226,6 +231,19 @@ fn callbacks_chain_and_edits() {
 }
 
 #[test]
+fn edits_keep_member_order_and_integers() {
+    // An in-place edit sends back the host's members in the host's order,
+    // and 64-bit integers exactly (2^53 + 1 is no f64).
+    let mut m = Module::new("e", "");
+    m.after_tool(|_, _, result| {
+        result["b"] = json!("edited");
+        Ok(None)
+    });
+    let out = m.handle(Some(Hook::AfterTool), br#"{"abiVersion":1,"result":{"z":9007199254740993,"b":1,"a":-5,"f":1.5,"u":18446744073709551615}}"#);
+    assert_eq!(out, br#"{"abiVersion":1,"result":{"z":9007199254740993,"b":"edited","a":-5,"f":1.5,"u":18446744073709551615}}"#);
+}
+
+#[test]
 fn notifications_answer_empty_and_log() {
     let mut m = Module::new("weather", "1.0.0");
     setup(&mut m);
@@ -237,16 +255,34 @@ fn notifications_answer_empty_and_log() {
 #[test]
 fn state_functions() {
     let ((), fake) = with_fake(|| {
-        assert_eq!(state::get("k"), Ok(None));
-        state::set("k", &Value::parse(r#"{"a":[1,"x"]}"#).unwrap()).unwrap();
-        assert_eq!(state::get("k").unwrap().unwrap().to_json(), r#"{"a":[1,"x"]}"#);
+        assert_eq!(state::get::<Value>("k"), Ok(None));
+        state::set("k", &json!({"a": [1, "x"]})).unwrap();
+        assert_eq!(state::get::<Value>("k").unwrap().unwrap().to_string(), r#"{"a":[1,"x"]}"#);
+        // Typed, both ways.
+        #[derive(Serialize, Deserialize, Debug, PartialEq)]
+        struct Prefs {
+            unit: String,
+            days: u8,
+        }
+        state::set("user:prefs", &Prefs { unit: "C".into(), days: 3 }).unwrap();
+        assert_eq!(state::get("user:prefs"), Ok(Some(Prefs { unit: "C".into(), days: 3 })));
+        // A value that is not a T: INVALID_ARGUMENT.
+        assert_eq!(state::get::<u8>("user:prefs"), Err(HostError { func: "state_get", status: Status::InvalidArgument }));
+        state::set("n", &7).unwrap();
+        assert_eq!(state::get::<i64>("n"), Ok(Some(7)));
         state::delete("k").unwrap();
-        assert_eq!(state::get("k"), Ok(Some(Value::Null)));
+        assert_eq!(state::get::<Value>("k"), Ok(Some(Value::Null)));
+        assert_eq!(state::get::<Option<String>>("k"), Ok(Some(None)));
+        // A map with non-string keys has no JSON form.
+        let bad: std::collections::HashMap<(u8, u8), u8> = [((1, 2), 3)].into_iter().collect();
+        assert_eq!(state::set("bad", &bad), Err(HostError { func: "state_set", status: Status::InvalidArgument }));
         let e = actions::escalate().unwrap_err();
         assert_eq!(e, HostError { func: "escalate", status: Status::Unavailable });
         assert_eq!(e.to_string(), "adkhost: escalate: UNAVAILABLE (4)");
     });
     assert_eq!(fake.borrow().state.get("k").map(String::as_str), Some("null"));
+    assert_eq!(fake.borrow().state.get("user:prefs").map(String::as_str), Some(r#"{"unit":"C","days":3}"#));
+    assert!(!fake.borrow().state.contains_key("bad"));
     assert_eq!(Status::check(42), Err(Status::Other(42)));
     assert_eq!(Status::Other(42).name(), "FAILED");
 }
@@ -263,11 +299,11 @@ fn hook_names() {
 fn artifact_functions() {
     let ((), fake) = with_fake(|| {
         assert_eq!(artifacts::load("a.txt", artifacts::LATEST), Ok(None));
-        assert_eq!(artifacts::save("a.txt", &Value::parse(r#"{"text":"one"}"#).unwrap()), Ok(0));
-        assert_eq!(artifacts::save("a.txt", &Value::parse(r#"{"text":"two"}"#).unwrap()), Ok(1));
-        assert_eq!(artifacts::save("b.bin", &Value::parse(r#"{"inlineData":{"mimeType":"x","data":"AQI="}}"#).unwrap()), Ok(0));
-        assert_eq!(artifacts::load("a.txt", artifacts::LATEST).unwrap().unwrap().to_json(), r#"{"text":"two"}"#);
-        assert_eq!(artifacts::load("a.txt", 0).unwrap().unwrap().to_json(), r#"{"text":"one"}"#);
+        assert_eq!(artifacts::save("a.txt", &json!({"text": "one"})), Ok(0));
+        assert_eq!(artifacts::save("a.txt", &json!({"text": "two"})), Ok(1));
+        assert_eq!(artifacts::save("b.bin", &json!({"inlineData": {"mimeType": "x", "data": "AQI="}})), Ok(0));
+        assert_eq!(artifacts::load("a.txt", artifacts::LATEST).unwrap().unwrap().to_string(), r#"{"text":"two"}"#);
+        assert_eq!(artifacts::load("a.txt", 0).unwrap().unwrap().to_string(), r#"{"text":"one"}"#);
         assert_eq!(artifacts::load("a.txt", 7), Ok(None));
         assert_eq!(artifacts::list(), Ok(vec!["a.txt".to_string(), "b.bin".to_string()]));
     });
@@ -303,12 +339,12 @@ fn memory_functions() {
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].text(), "I drink green tea");
         assert_eq!((found[0].id.as_str(), found[0].author.as_str(), found[0].timestamp.as_str()), ("e1", "user", "2026-01-02T03:04:05"));
-        assert_eq!(found[0].custom_metadata.to_json(), r#"{"k":1}"#);
+        assert_eq!(found[0].custom_metadata.to_string(), r#"{"k":1}"#);
         assert_eq!(
-            found[0].to_json().to_json(),
+            serde_json::to_string(&found[0]).unwrap(),
             r#"{"content":{"role":"user","parts":[{"text":"I drink "},{"text":"green tea"}]},"custom_metadata":{"k":1},"id":"e1","author":"user","timestamp":"2026-01-02T03:04:05"}"#
         );
-        assert_eq!(found[1].to_json().to_json(), r#"{"content":{"role":"user","parts":[{"text":"tea time"}]},"custom_metadata":{}}"#);
+        assert_eq!(serde_json::to_string(&found[1]).unwrap(), r#"{"content":{"role":"user","parts":[{"text":"tea time"}]},"custom_metadata":{}}"#);
         assert_eq!(found[1].id, "");
         assert_eq!(memory::search(""), Ok(vec![]));
         // A result that is not a SearchMemoryResponse: the host failed.
@@ -329,7 +365,7 @@ fn memory_functions() {
 
 #[test]
 fn base64() {
-    use crate::json::{base64_decode, base64_encode};
+    use crate::base64::{decode as base64_decode, encode as base64_encode};
     for (raw, enc) in [(&b""[..], ""), (b"f", "Zg=="), (b"fo", "Zm8="), (b"foo", "Zm9v"), (b"foob", "Zm9vYg=="), (&[0xff, 0xfe, 0x00][..], "//4A")] {
         assert_eq!(base64_encode(raw), enc);
         assert_eq!(base64_decode(enc).as_deref(), Some(raw));

@@ -4,8 +4,9 @@
 //! before the model sees it, and logs how many it replaced. It asks for no
 //! capability: `log` needs none.
 //!
-//! Built by `make pii-redactor` in plugins/examples (Debian's rustc 1.63
-//! with libstd-rust-dev-wasm32; see the Makefile for the two rustc calls).
+//! A crate of its own (Cargo.toml, Cargo.lock), built for wasm32-wasip1 by
+//! `make pii-redactor` in plugins/examples (sdk/rust/README.md: the
+//! toolchain).
 //!
 //! The detection is deliberately simple and errs towards redacting:
 //! - an e-mail address is `local@domain.tld`: a local part of letters,
@@ -61,7 +62,7 @@ pub fn redact_value(v: &mut Value, n: &mut Counts) {
             }
         }
         Value::Array(a) => a.iter_mut().for_each(|x| redact_value(x, n)),
-        Value::Object(m) => m.iter_mut().for_each(|(_, x)| redact_value(x, n)),
+        Value::Object(m) => m.values_mut().for_each(|x| redact_value(x, n)),
         _ => {}
     }
 }
@@ -228,6 +229,7 @@ pub fn redact(text: &str) -> (String, Counts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use adkhost::json;
 
     fn r(s: &str) -> String {
         redact(s).0
@@ -262,17 +264,14 @@ mod tests {
 
     #[test]
     fn mixed_and_nested() {
-        let mut v = Value::parse(
-            r#"{"name":"Ada","email":"ada@example.com","n":5551234567,
-                "notes":["call 555-0199 or mail ada.l@mail.example.org","plain"],
-                "deep":{"x":{"phone":"+1 (555) 010-4477"}}}"#,
-        )
-        .unwrap();
+        let mut v = json!({"name": "Ada", "email": "ada@example.com", "n": 5551234567u64,
+            "notes": ["call 555-0199 or mail ada.l@mail.example.org", "plain"],
+            "deep": {"x": {"phone": "+1 (555) 010-4477"}}});
         let mut n = Counts::default();
         redact_value(&mut v, &mut n);
         assert_eq!(n, Counts { emails: 2, phones: 2 });
         assert_eq!(
-            v.to_json(),
+            v.to_string(),
             r#"{"name":"Ada","email":"[REDACTED EMAIL]","n":5551234567,"notes":["call [REDACTED PHONE] or mail [REDACTED EMAIL]","plain"],"deep":{"x":{"phone":"[REDACTED PHONE]"}}}"#
         );
         // Digits inside an address are the address's, not a phone number.
@@ -282,7 +281,7 @@ mod tests {
     #[test]
     fn as_a_hook() {
         let m = adkhost_module();
-        let d = m.describe().to_json();
+        let d = m.describe().to_string();
         assert_eq!(d, r#"{"abiVersion":1,"name":"pii-redactor","version":"1.0.0","hooks":["after_tool"]}"#);
         let out = m.handle(
             Some(adkhost::Hook::AfterTool),
