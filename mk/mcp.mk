@@ -23,3 +23,14 @@ mcp-inspector:
 	@grep -qs '"version": "$(MCP_INSPECTOR_VERSION)"' $(MCP_INSPECTOR_DIR)/node_modules/@modelcontextprotocol/inspector/package.json || { \
 	  mkdir -p $(MCP_INSPECTOR_DIR) && \
 	  npm install --prefix $(MCP_INSPECTOR_DIR) --no-audit --no-fund --ignore-scripts --no-save @modelcontextprotocol/inspector@$(MCP_INSPECTOR_VERSION); }
+
+# @modelcontextprotocol/server-everything (npm, pinned) in build/mcp-everything,
+# for host/appdef's MCPToolset tests against a real server over stdio and
+# streamable HTTP. Does nothing when the pinned version is already there.
+MCP_EVERYTHING ?= build/mcp-everything
+MCP_EVERYTHING_VERSION := 2026.8.31
+
+.PHONY: mcp-everything
+mcp-everything:
+	@grep -qs '"version": "$(MCP_EVERYTHING_VERSION)"' $(MCP_EVERYTHING)/node_modules/@modelcontextprotocol/server-everything/package.json || \
+	  npm install --no-audit --no-fund --no-save --prefix $(MCP_EVERYTHING) @modelcontextprotocol/server-everything@$(MCP_EVERYTHING_VERSION)

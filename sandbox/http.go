@@ -166,3 +166,37 @@ func doHTTP(ctx context.Context, client *http.Client, g HTTPGrant, maxBody int, 
 	}
 	return out, abi.StatusOK
 }
+
+// Client returns an HTTP client that reaches only what g allows, for
+// host-side clients that obey a module's rules (an app's MCP servers):
+// every request and redirect is checked against Hosts, every dialled
+// address against AllowPrivate, and no proxy is taken from the
+// environment. A refused destination fails the request with an error that
+// names it. Response bodies are not bounded here (MaxResponseBytes is the
+// caller's to apply).
+func (g HTTPGrant) Client() *http.Client {
+	c, _ := newHTTPClient(g)
+	c.Transport = grantTransport{base: c.Transport, hosts: g.Hosts}
+	return c
+}
+
+// grantTransport checks each request's destination, the first included
+// (CheckRedirect sees only the later ones).
+type grantTransport struct {
+	base  http.RoundTripper
+	hosts []string
+}
+
+func (t grantTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !hostAllowed(t.hosts, req.URL) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("%w: %s is not among the hosts allowed (%s)", errDenied, req.URL.Host, strings.Join(t.hosts, ", "))
+	}
+	return t.base.RoundTrip(req)
+}
+
+// ErrDestinationDenied is wrapped by the errors of a Client whose request
+// went where its grant does not allow.
+var ErrDestinationDenied = errDenied

@@ -29,7 +29,7 @@ import (
 
 type runFlags struct {
 	message, data, user, session, cacheDir, modules string
-	asJSON                                          bool
+	asJSON, allowStdioMCP                           bool
 }
 
 func newRun() *cobra.Command {
@@ -54,6 +54,7 @@ func newRun() *cobra.Command {
 	fl.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compilation cache directory (empty: no cache)")
 	fl.StringVar(&f.modules, "modules", "", "directory of NAME.wasm files that module references by name resolve to")
 	fl.BoolVar(&f.asJSON, "json", false, "print every event as a JSON line")
+	fl.BoolVar(&f.allowStdioMCP, "allow-stdio-mcp", appdef.EnvEnabled(os.Getenv(appdef.AllowStdioMCPEnv)), "let the definition declare stdio MCP servers, run as local processes outside the sandbox; env "+appdef.AllowStdioMCPEnv)
 	return cmd
 }
 
@@ -119,6 +120,7 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 	defer rt.Close(context.WithoutCancel(ctx))
 	app, err := appdef.Load(ctx, appdef.Source{Name: name, Files: files}, appdef.Env{
 		Runtime: rt, Modules: localModules{dir: dir, modulesDir: f.modules, reg: reg}, Models: appdef.NewModelRegistryFromEnv(os.Getenv),
+		AllowStdioMCP: f.allowStdioMCP,
 	})
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", path, err)

@@ -43,7 +43,7 @@ type serveFlags struct {
 	drain, guestIdle, mcpSessionTimeout, storeConnectTimeout                                         time.Duration
 	guestMemory                                                                                      int64
 	mcpMaxSessions                                                                                   int
-	strict                                                                                           bool
+	strict, allowStdioMCP                                                                            bool
 	limits                                                                                           server.Limits
 }
 
@@ -64,6 +64,7 @@ func newServe() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", ":8000", "listen address")
 	fl.StringVar(&f.data, "data", defaultDataDir(), "data directory (store, compile cache, generated token); env ADKHOST_DATA")
+	fl.BoolVar(&f.allowStdioMCP, "allow-stdio-mcp", appdef.EnvEnabled(os.Getenv(appdef.AllowStdioMCPEnv)), "let app definitions declare stdio MCP servers (MCPToolset with stdio_server_params), whose command runs as a local process outside the sandbox; only for a server that registers definitions it trusts; env "+appdef.AllowStdioMCPEnv)
 	fl.BoolVar(&f.strict, "strict", false, "refuse an app whose model has no backend on this server (by default it registers with a warning and its model calls fail, as google-adk loads such a config)")
 	fl.StringVar(&f.store, "store", cmp.Or(os.Getenv("ADKHOST_STORE"), "bolt"), "where sessions, apps and modules live: bolt (DIR/adkhost.db), memory (ephemeral, for development and benchmarks) or postgres://USER:PASS@HOST:PORT/DB (shared by replicas and with google-adk's DatabaseSessionService); env ADKHOST_STORE")
 	fl.DurationVar(&f.storeConnectTimeout, "store-connect-timeout", time.Minute, "how long a postgres:// store is retried at start, with backoff, before serve gives up")

@@ -13,6 +13,7 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/tool/mcptool"
 	"github.com/adkhost/adkhost/host"
 	"github.com/adkhost/adkhost/sandbox"
 )
@@ -64,6 +65,12 @@ type Env struct {
 	// of the same name can pass a fresh owner per load (e.g. name#2), so
 	// that closing the old App leaves the new one's pools alone.
 	Owner string
+	// AllowStdioMCP lets definitions declare stdio MCP servers
+	// (MCPToolset with stdio_server_params or stdio_connection_params),
+	// whose command runs as a local process outside the sandbox. Off, such
+	// a definition is refused, as google-adk refuses it unless
+	// ADK_ALLOW_CONFIG_STDIO_MCP_SERVERS is set.
+	AllowStdioMCP bool
 }
 
 // App is a loaded definition, ready for engine.NewRunner.
@@ -83,9 +90,12 @@ type App struct {
 	// Warnings are what loaded but will not work as written (a model with
 	// no configured backend), each located in its file.
 	Warnings []string
+	// Toolsets are the app's MCP toolsets; Close closes their sessions.
+	Toolsets []*mcptool.Toolset
 }
 
-// Close releases the app's module instances. Their pools are per owner and
+// Close releases the app's module instances and ends its MCP sessions.
+// Module pools are per owner and
 // module (sandbox.Runtime.Pool), so two Apps loaded with the same owner
 // share the pools of the modules they have in common: closing one closes
 // them for both (see Env.Owner).
@@ -93,6 +103,9 @@ func (a *App) Close(ctx context.Context) error {
 	var errs []error
 	for _, m := range a.Modules {
 		errs = append(errs, m.Close(ctx))
+	}
+	for _, ts := range a.Toolsets {
+		errs = append(errs, ts.Close())
 	}
 	return errors.Join(errs...)
 }

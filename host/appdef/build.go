@@ -168,6 +168,16 @@ func (l *loader) tools(a *agentSpec, models map[string]model.Model, mods appModu
 			add(r.configured, r.at)
 			continue
 		}
+		if r.mcp != nil {
+			ts, err := l.mcpToolset(r.mcp)
+			if err != nil {
+				l.add(r.at.wrap(err, "MCPToolset: %v", err))
+				continue
+			}
+			l.toolsets = append(l.toolsets, ts)
+			out = append(out, tool.FromSet(ts)) // its tools are named when listed
+			continue
+		}
 		if at := r.agentTool; at != nil {
 			if child := l.build(at.agent, models, mods); child != nil {
 				add(&engine.AgentTool{Agent: child, SkipSummarization: at.skipSummarization, ExcludePlugins: at.excludePlugins}, r.at)

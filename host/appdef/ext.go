@@ -23,6 +23,8 @@ type extension struct {
 	resumable  bool
 	compaction *engine.CompactionConfig
 	plugins    []moduleUse
+	// mcp is what the app's network MCP servers may reach.
+	mcp mcpSettings
 	// modules holds the settings by the name used in references.
 	modules map[string]*moduleSettings
 	order   []string
@@ -53,7 +55,7 @@ func (l *loader) parseExtension(v val) {
 	}
 	entries, ok := v.mapping()
 	if !ok {
-		l.add(v.errf("want a mapping with plugins, modules, resumable and compaction, got %s", v.kind()))
+		l.add(v.errf("want a mapping with plugins, modules, resumable, compaction and mcp, got %s", v.kind()))
 		return
 	}
 	for _, e := range entries {
@@ -66,8 +68,10 @@ func (l *loader) parseExtension(v val) {
 			l.ext.resumable, _ = l.optBool(e.val)
 		case "compaction":
 			l.ext.compaction = l.parseCompaction(e.val)
+		case "mcp":
+			l.parseMCPSettings(e.val)
 		default:
-			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"plugins", "modules", "resumable", "compaction"})))
+			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"plugins", "modules", "resumable", "compaction", "mcp"})))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/adkhost/adkhost/engine/tool/mcptool"
 	"github.com/adkhost/adkhost/host"
 )
 
@@ -32,6 +33,7 @@ type loader struct {
 	agents   int
 	names    map[string]val // agent names, for duplicates
 	ext      extension
+	toolsets []*mcptool.Toolset
 }
 
 // add records an error; past maxErrors they are only counted, so a
@@ -86,6 +88,7 @@ func Load(ctx context.Context, src Source, env Env) (*App, error) {
 	if len(l.errs) == 0 {
 		app.Root = l.build(root, models, mods)
 	}
+	app.Toolsets = l.toolsets
 	if len(l.errs) > 0 {
 		if err := app.Close(context.WithoutCancel(ctx)); err != nil {
 			l.log.Warn("appdef: closing modules of a failed load", "app", src.Name, "err", err)

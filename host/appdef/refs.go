@@ -64,7 +64,7 @@ var builtins = map[string]tool.Tool{
 }
 
 // supportedTools is the message listing what a tools entry may be.
-const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, load_artifacts, get_user_choice, transfer_to_agent, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), ExampleTool ({name: ExampleTool, args: {examples: [{input: <content>, output: [<content>]}]}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
+const supportedTools = "supported: the built-ins exit_loop, load_memory, preload_memory, load_artifacts, get_user_choice, transfer_to_agent, google_search, url_context, enterprise_web_search and google_maps_grounding ({name: google_search}), AgentTool ({name: AgentTool, args: {agent: {config_path: <file>}}}), VertexAiSearchTool ({name: VertexAiSearchTool, args: {data_store_id: <id>}}), ExampleTool ({name: ExampleTool, args: {examples: [{input: <content>, output: [<content>]}]}}), MCPToolset ({name: MCPToolset, args: {streamable_http_connection_params: {url: <url>}}}), and a Wasm module's tools ({module: <ref>} for all of them, {module: <ref>, tool: <name>} for one)"
 
 // parseTools reads tools: google-adk's {name: ..., args: ...} entries for
 // built-ins, and adkhost's {module: ..., tool: ...}.
@@ -414,6 +414,9 @@ func (l *loader) parseBuiltinTool(t *toolRef, name, args *entry) bool {
 	}
 	if vertexSearchNames[s] {
 		return l.parseVertexSearch(t, args)
+	}
+	if mcpToolsetNames[s] {
+		return l.parseMCPToolset(t, args)
 	}
 	if exampleToolNames[s] {
 		return l.parseExampleTool(t, args)

@@ -107,9 +107,11 @@ type toolRef struct {
 	agentTool *agentToolRef
 	// configured is a built-in made from its args (VertexAiSearchTool).
 	configured tool.Tool
-	module     moduleUse
-	tool       string
-	toolAt     val
+	// mcp is google-adk's MCPToolset: an MCP server's tools.
+	mcp    *mcpRef
+	module moduleUse
+	tool   string
+	toolAt val
 }
 
 // agentToolRef is an AgentTool entry: {name: AgentTool, args: {agent:

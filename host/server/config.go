@@ -68,6 +68,9 @@ type Config struct {
 	// (appdef.Env.StrictModels); by default it registers with a warning,
 	// and its model calls fail, as google-adk loads such a config.
 	StrictModels bool
+	// AllowStdioMCP lets app definitions declare stdio MCP servers
+	// (appdef.Env.AllowStdioMCP).
+	AllowStdioMCP bool
 	// Runtime compiles and runs modules; required. The server does not
 	// close it.
 	Runtime *sandbox.Runtime

@@ -137,7 +137,7 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 	// pools must leave the new version's alone (same bytes, same app).
 	owner := fmt.Sprintf("%s#%d", name, s.loads.Add(1))
 	env := appdef.Env{Runtime: s.cfg.Runtime, Modules: RegistryModules{s.cfg.Stores.Registry}, Models: s.cfg.Models,
-		Logger: s.log, Owner: owner, StrictModels: s.cfg.StrictModels} // appdef adds the "app" attribute itself
+		Logger: s.log, Owner: owner, StrictModels: s.cfg.StrictModels, AllowStdioMCP: s.cfg.AllowStdioMCP} // appdef adds the "app" attribute itself
 	app, err := s.cfg.Load(ctx, src, env)
 	if err != nil {
 		return nil, err

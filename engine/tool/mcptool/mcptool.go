@@ -104,6 +104,10 @@ type Config struct {
 	// MaxResponseBytes bounds each message from the server; 0 means
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int
+	// ListCacheTTL, when set, reuses a tools/list answer for this long
+	// across invocations (google-adk's tool_list_cache_ttl_seconds); 0
+	// lists once per invocation.
+	ListCacheTTL time.Duration
 	// Name names the toolset in logs; "" means the server's URL or command.
 	Name string
 	// Logger receives the session's events and a stdio server's stderr;
@@ -125,6 +129,9 @@ type Toolset struct {
 	// BaseToolset does: one tools/list per invocation, not per request.
 	byInvocation map[string][]tool.Tool
 	order        []string
+	// listed and listedUntil hold the last listing under ListCacheTTL.
+	listed      []*mcpTool
+	listedUntil time.Time
 }
 
 // maxCachedInvocations bounds the per-invocation cache.
@@ -146,7 +153,7 @@ func New(cfg Config) (*Toolset, error) {
 			return nil, fmt.Errorf("mcptool: the server URL %q is not an absolute http or https URL", cfg.HTTP.URL)
 		}
 	}
-	if cfg.Timeout < 0 || cfg.ReadTimeout < 0 || cfg.IdleTimeout < 0 || cfg.MaxTools < 0 || cfg.MaxResponseBytes < 0 {
+	if cfg.Timeout < 0 || cfg.ReadTimeout < 0 || cfg.IdleTimeout < 0 || cfg.ListCacheTTL < 0 || cfg.MaxTools < 0 || cfg.MaxResponseBytes < 0 {
 		return nil, errors.New("mcptool: timeouts and bounds cannot be negative")
 	}
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
@@ -201,9 +208,22 @@ func (ts *Toolset) Tools(ctx callbacks.ReadonlyContext) ([]tool.Tool, error) {
 	if ok {
 		return cached, nil
 	}
-	listed, err := ts.sess.listTools(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("failed to get tools from MCP server %s: %w", ts.name, err)
+	ts.mu.Lock()
+	listed := ts.listed
+	if time.Now().After(ts.listedUntil) {
+		listed = nil
+	}
+	ts.mu.Unlock()
+	if listed == nil {
+		var err error
+		if listed, err = ts.sess.listTools(ctx); err != nil {
+			return nil, fmt.Errorf("failed to get tools from MCP server %s: %w", ts.name, err)
+		}
+		if ts.cfg.ListCacheTTL > 0 {
+			ts.mu.Lock()
+			ts.listed, ts.listedUntil = listed, time.Now().Add(ts.cfg.ListCacheTTL)
+			ts.mu.Unlock()
+		}
 	}
 	var out []tool.Tool
 	for _, t := range listed {
@@ -240,7 +260,7 @@ func (ts *Toolset) Tools(ctx callbacks.ReadonlyContext) ([]tool.Tool, error) {
 func (ts *Toolset) Close() error {
 	ts.mu.Lock()
 	clear(ts.byInvocation)
-	ts.order = nil
+	ts.order, ts.listed = nil, nil
 	ts.mu.Unlock()
 	return ts.sess.close()
 }

@@ -147,13 +147,13 @@ func (s *sessions) close() error {
 	return l.close(s.log)
 }
 
+// close ends the session. A failure to end it cleanly (the server is
+// gone, or refuses the DELETE) is only logged: nothing is left to release.
 func (l *live) close(log *slog.Logger) error {
-	err := l.cs.Close()
-	l.cancel()
-	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+	if err := l.cs.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 		log.Debug("closing an MCP session", "err", err)
-		return err
 	}
+	l.cancel()
 	return nil
 }
 
@@ -209,7 +209,9 @@ func (s *sessions) transport() (mcp.Transport, error) {
 		cmd.Env = stdioEnv(st.Env)
 		cmd.Dir = st.Dir
 		cmd.Stderr = &lineLogger{log: s.log, max: 4096}
-		return &mcp.CommandTransport{Command: cmd}, nil
+		// Closing waits 2 s for the process to exit once its stdin is
+		// closed, then terminates it, as the Python SDK's stdio client does.
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	}
 	h := s.cfg.HTTP
 	if h.SSE {

@@ -235,6 +235,9 @@ func resultMap(res *mcp.CallToolResult, maxBytes int) (map[string]any, error) {
 	if _, ok := m["isError"]; !ok {
 		m["isError"] = false
 	}
+	// A field of the 2026 protocol that google-adk drops (acting on it is
+	// a feature it does not have).
+	delete(m, "resultType")
 	return m, nil
 }
 
