@@ -23,6 +23,57 @@ export interface Content {
   parts?: Part[];
 }
 
+/** genai's FunctionDeclaration, as a request's tools carry it. */
+export interface FunctionDeclaration {
+  name: string;
+  description?: string;
+  parameters?: unknown;
+  parametersJsonSchema?: unknown;
+  [k: string]: unknown;
+}
+
+/** The request's generation config (ABI.md §6, LlmRequest). */
+export interface GenerateContentConfig {
+  systemInstruction?: Content;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  maxOutputTokens?: number;
+  stopSequences?: string[];
+  tools?: Array<{ functionDeclarations?: FunctionDeclaration[]; [k: string]: unknown }>;
+  [k: string]: unknown;
+}
+
+/** The model request a model callback sees (ABI.md §6); edits to it go to the model. */
+export interface LlmRequest {
+  model?: string;
+  contents?: Content[];
+  config?: GenerateContentConfig;
+  [k: string]: unknown;
+}
+
+/** A model response (ABI.md §6): what a model callback may answer. */
+export interface LlmResponse {
+  content?: Content;
+  partial?: boolean;
+  turnComplete?: boolean;
+  finishReason?: string;
+  errorCode?: string;
+  errorMessage?: string;
+  customMetadata?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+/** An event of the session (ABI.md §6): an LlmResponse with its id, author and actions. */
+export interface Event extends LlmResponse {
+  id?: string;
+  invocationId?: string;
+  author?: string;
+  branch?: string;
+  actions?: Record<string, unknown>;
+  timestamp?: number;
+}
+
 /** The current call, as ABI.md's InvocationInfo says it. */
 export interface InvocationInfo {
   invocationId?: string;

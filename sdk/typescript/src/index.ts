@@ -22,9 +22,9 @@ import * as h from "./host.js";
 import { runtime, AGENT_HOOKS, BasePlugin, type AgentHook, type Callback } from "./runtime.js";
 
 export {
-  BaseTool, CallbackContext, Content, Context, EventActions, HttpRequest, HttpResponse,
-  InvocationContext, InvocationInfo, JSONValue, Part, ReadonlyContext, State, ToolConfirmation,
-  ToolContext,
+  BaseTool, CallbackContext, Content, Context, Event, EventActions, FunctionDeclaration,
+  GenerateContentConfig, HttpRequest, HttpResponse, InvocationContext, InvocationInfo, JSONValue,
+  LlmRequest, LlmResponse, Part, ReadonlyContext, State, ToolConfirmation, ToolContext,
 } from "./context.js";
 export { HostError } from "./host.js";
 export { BasePlugin };

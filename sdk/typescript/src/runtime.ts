@@ -5,7 +5,10 @@
 // exception becomes the hook's "error" (ABI.md §6).
 
 import * as h from "./host.js";
-import { Context, InvocationContext, type BaseTool, type Content, type InvocationInfo } from "./context.js";
+import {
+  Context, InvocationContext, type BaseTool, type Content, type Event, type InvocationInfo, type LlmRequest,
+  type LlmResponse,
+} from "./context.js";
 
 type Msg = Record<string, any>;
 type Out = Record<string, unknown> | undefined;
@@ -22,9 +25,9 @@ type R<T> = T | undefined | void | Promise<T | undefined | void>;
 interface CallbackArgs {
   beforeAgent: { context: Context };
   afterAgent: { context: Context };
-  beforeModel: { context: Context; request: Msg };
-  afterModel: { context: Context; response: Msg };
-  onModelError: { context: Context; request: Msg; error: Error };
+  beforeModel: { context: Context; request: LlmRequest };
+  afterModel: { context: Context; response: LlmResponse };
+  onModelError: { context: Context; request: LlmRequest; error: Error };
   beforeTool: { tool: BaseTool; args: Msg; context: Context };
   afterTool: { tool: BaseTool; args: Msg; context: Context; response: unknown };
   onToolError: { tool: BaseTool; args: Msg; context: Context; error: Error };
@@ -32,7 +35,7 @@ interface CallbackArgs {
 type CamelOf<H extends AgentHook> = H extends keyof typeof AGENT_HOOKS ? H
   : { [K in keyof typeof AGENT_HOOKS]: (typeof AGENT_HOOKS)[K] extends H ? K : never }[keyof typeof AGENT_HOOKS];
 type CallbackResult = {
-  beforeAgent: Content; afterAgent: Content; beforeModel: Msg; afterModel: Msg; onModelError: Msg;
+  beforeAgent: Content; afterAgent: Content; beforeModel: LlmResponse; afterModel: LlmResponse; onModelError: LlmResponse;
   beforeTool: Msg; afterTool: Msg; onToolError: Msg;
 };
 /** An agent callback: one object argument, as adk-js's LlmAgent passes. */
@@ -50,15 +53,15 @@ export class BasePlugin {
   }
   onUserMessageCallback(_: { invocationContext: InvocationContext; userMessage: Content }): R<Content> { return undefined; }
   beforeRunCallback(_: { invocationContext: InvocationContext }): R<Content> { return undefined; }
-  onEventCallback(_: { invocationContext: InvocationContext; event: Msg }): R<Msg> { return undefined; }
+  onEventCallback(_: { invocationContext: InvocationContext; event: Event }): R<Event> { return undefined; }
   afterRunCallback(_: { invocationContext: InvocationContext }): R<void> { return undefined; }
   onRunErrorCallback(_: { invocationContext: InvocationContext; error: Error }): R<void> { return undefined; }
   beforeAgentCallback(_: { agent: { name?: string }; callbackContext: Context }): R<Content> { return undefined; }
   afterAgentCallback(_: { agent: { name?: string }; callbackContext: Context }): R<Content> { return undefined; }
   onAgentErrorCallback(_: { agent: { name?: string }; callbackContext: Context; error: Error }): R<void> { return undefined; }
-  beforeModelCallback(_: { callbackContext: Context; llmRequest: Msg }): R<Msg> { return undefined; }
-  afterModelCallback(_: { callbackContext: Context; llmResponse: Msg }): R<Msg> { return undefined; }
-  onModelErrorCallback(_: { callbackContext: Context; llmRequest: Msg; error: Error }): R<Msg> { return undefined; }
+  beforeModelCallback(_: { callbackContext: Context; llmRequest: LlmRequest }): R<LlmResponse> { return undefined; }
+  afterModelCallback(_: { callbackContext: Context; llmResponse: LlmResponse }): R<LlmResponse> { return undefined; }
+  onModelErrorCallback(_: { callbackContext: Context; llmRequest: LlmRequest; error: Error }): R<LlmResponse> { return undefined; }
   beforeToolCallback(_: { tool: BaseTool; toolArgs: Msg; toolContext: Context }): R<Msg> { return undefined; }
   afterToolCallback(_: { tool: BaseTool; toolArgs: Msg; toolContext: Context; result: unknown }): R<Msg> { return undefined; }
   onToolErrorCallback(_: { tool: BaseTool; toolArgs: Msg; toolContext: Context; error: Error }): R<Msg> { return undefined; }
