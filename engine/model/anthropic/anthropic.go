@@ -151,7 +151,8 @@ func (m *Model) modelName(req *model.Request) string {
 // GenerateContent sends req as a Messages API call. Without stream it
 // yields one response. With stream it yields partial responses as the
 // answer arrives (text and thinking deltas; a function call, with its id
-// and name, as soon as its block starts) and then the aggregated final
+// and name, as soon as its block starts, then with the partial arguments
+// each piece of its input brings) and then the aggregated final
 // response. Server failures come back as *APIError. req is not modified.
 func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream bool) iter.Seq2[*model.Response, error] {
 	return func(yield func(*model.Response, error) bool) {

@@ -502,14 +502,16 @@ func TestStream(t *testing.T) {
 	part := func(version string, p *genai.Part) *model.Response {
 		return &model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{p}}, Partial: true, ModelVersion: version}
 	}
-	call := &genai.FunctionCall{ID: "toolu_7", Name: "get_weather", WillContinue: genai.Ptr(true)}
+	call := func(args ...*genai.PartialArg) *genai.FunctionCall {
+		return &genai.FunctionCall{ID: "toolu_7", Name: "get_weather", PartialArgs: args, WillContinue: genai.Ptr(true)}
+	}
 	want := []*model.Response{
 		part("claude-test-1", &genai.Part{Text: "hmm", Thought: true}),
 		part("claude-test-1", &genai.Part{Text: "Hello"}),
 		part("claude-test-1", &genai.Part{Text: " there"}),
-		part("claude-test", &genai.Part{FunctionCall: call}),
-		part("claude-test", &genai.Part{FunctionCall: call}),
-		part("claude-test", &genai.Part{FunctionCall: call}),
+		part("claude-test", &genai.Part{FunctionCall: call()}),
+		part("claude-test", &genai.Part{FunctionCall: call(&genai.PartialArg{JsonPath: "$.city", StringValue: "Pa", WillContinue: genai.Ptr(true)})}),
+		part("claude-test", &genai.Part{FunctionCall: call(&genai.PartialArg{JsonPath: "$.city", StringValue: "ris", WillContinue: genai.Ptr(false)})}),
 		{
 			Content: &genai.Content{Role: "model", Parts: []*genai.Part{
 				{Text: "hmm", Thought: true, ThoughtSignature: []byte("SIG")},

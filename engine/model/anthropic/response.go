@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/model/streaming"
 )
 
 // fromMessage maps a whole answer as google-adk's
@@ -112,6 +113,7 @@ func finishReason(r ant.StopReason) genai.FinishReason {
 type streamedTool struct {
 	id, name string
 	args     []byte
+	tracker  *streaming.JSONPathTracker
 }
 
 // streamedThinking is a thinking block being streamed.
@@ -122,8 +124,9 @@ type streamedThinking struct {
 // stream runs a streamed call as google-adk's _generate_content_streaming
 // does: text and thinking deltas become partial responses at once, a
 // tool_use block a partial function call (id and name, will_continue) when
-// it starts, and the blocks are put together, in index order, into the
-// final response when the stream ends.
+// it starts and one with the partial arguments each piece of its input
+// brings (streaming.JSONPathTracker), and the blocks are put together, in
+// index order, into the final response when the stream ends.
 func (m *Model) stream(ctx context.Context, req *model.Request, name string, built builtRequest, yield func(*model.Response, error) bool) {
 	s := m.messages.NewStreaming(ctx, built.params)
 	defer s.Close()
@@ -224,7 +227,14 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 					}
 					continue
 				}
-				if !partial(callVersion, &genai.Part{FunctionCall: &genai.FunctionCall{ID: t.id, Name: t.name, WillContinue: genai.Ptr(true)}}) {
+				var args []*genai.PartialArg
+				if d.PartialJSON != "" {
+					if t.tracker == nil {
+						t.tracker = streaming.NewJSONPathTracker()
+					}
+					args = t.tracker.HandleChunk(d.PartialJSON)
+				}
+				if !partial(callVersion, &genai.Part{FunctionCall: &genai.FunctionCall{ID: t.id, Name: t.name, PartialArgs: args, WillContinue: genai.Ptr(true)}}) {
 					return
 				}
 			}
