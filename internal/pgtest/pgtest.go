@@ -37,14 +37,15 @@ type Cluster struct {
 	// Dir holds the data directory and the socket.
 	Dir string
 	// Port is the loopback TCP port (the socket's name uses it too).
-	Port   int
-	bin    string
-	cred   *syscall.Credential
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited <-chan struct{}
-	log    *os.File
-	dbs    atomic.Int64
+	Port    int
+	bin     string
+	durable bool
+	cred    *syscall.Credential
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  <-chan struct{}
+	log     *os.File
+	dbs     atomic.Int64
 }
 
 var (
@@ -128,10 +129,20 @@ func FindBin() (string, error) {
 	return "", ErrNotInstalled
 }
 
+// Options configure StartWith.
+type Options struct {
+	// Durable keeps PostgreSQL's defaults (fsync, full page writes), for
+	// benchmarks; tests run without fsync.
+	Durable bool
+}
+
 // Start initializes and starts a new cluster in a temporary directory.
 // Running as root, it runs initdb and postgres as the user "postgres" (or
 // "nobody"), which PostgreSQL requires.
-func Start() (*Cluster, error) {
+func Start() (*Cluster, error) { return StartWith(Options{}) }
+
+// StartWith is Start with options.
+func StartWith(opts Options) (*Cluster, error) {
 	bin, err := FindBin()
 	if err != nil {
 		return nil, err
@@ -140,7 +151,7 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, bin: bin}
+	c := &Cluster{Dir: dir, bin: bin, durable: opts.Durable}
 	if os.Geteuid() == 0 {
 		for _, name := range []string{"postgres", "nobody"} {
 			u, err := user.Lookup(name)
@@ -227,13 +238,15 @@ func (c *Cluster) spawn() (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.dataDir(),
-		"-k", c.Dir, "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port),
+	args := []string{"-D", c.dataDir(), "-k", c.Dir, "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port),
+		"-c", "max_connections=200", "-c", "shared_buffers=32MB"}
+	if !c.durable {
 		// fsync off: a killed server (Kill, Restart) keeps what it
 		// committed, the machine's page cache holds it; only a machine
 		// crash would lose it, which tests do not do.
-		"-c", "fsync=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200", "-c", "shared_buffers=32MB")
+		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off")
+	}
+	cmd := exec.Command(filepath.Join(c.bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -253,6 +266,17 @@ func tail(b []byte) []byte {
 		b = b[len(b)-4000:]
 	}
 	return bytes.TrimSpace(b)
+}
+
+// Pid is the postmaster's process id, also the process group of every
+// server process (0 when stopped).
+func (c *Cluster) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
 }
 
 // URL returns a connection URL for database db over the loopback port.

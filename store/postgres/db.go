@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,13 +20,20 @@ type Config struct {
 	// database, with exponential backoff between tries (100 ms doubling up
 	// to 5 s). Zero means one try only.
 	ConnectTimeout time.Duration
-	// MaxConns caps the pool's connections. Zero means pgxpool's default
-	// (the greater of 4 and the number of CPUs), or pool_max_conns in the
-	// URL.
+	// MaxConns caps the pool's connections. Zero means pool_max_conns
+	// from the URL, or DefaultMaxConns. Each commit waits for its WAL
+	// flush on a connection of its own, so concurrent appends commit
+	// together only as far as the pool lets them run at once.
 	MaxConns int32
 	// Logger receives connection retries and migrations. Nil: slog.Default.
 	Logger *slog.Logger
 }
+
+// DefaultMaxConns is the pool size when neither Config.MaxConns nor the
+// URL's pool_max_conns sets one: enough concurrent commits to share WAL
+// flushes, few enough that several replicas stay under PostgreSQL's
+// default max_connections (100).
+const DefaultMaxConns = 16
 
 // DB is one PostgreSQL database holding google-adk's session tables and
 // adkhost's own. It is safe for concurrent use; every replica opens its
@@ -53,8 +61,11 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connection string %s: %w", Redact(url), err)
 	}
-	if cfg.MaxConns > 0 {
+	switch {
+	case cfg.MaxConns > 0:
 		pcfg.MaxConns = cfg.MaxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		pcfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
