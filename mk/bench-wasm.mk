@@ -7,9 +7,10 @@
 # compile, load from cache, warm call p50/p99, heap per idle instance, turn
 # ratio vs a Go tool), which needs make python-runtime, and the TypeScript
 # row measured the same way (TestTypeScriptBench, sdk/typescript), which
-# needs make ts-runtime.
+# needs make ts-runtime, and the Rust row (TestRustBench, sdk/rust's
+# testdata/weather built with sdk/rust/cargo-wasm).
 .PHONY: bench-wasm
 bench-wasm: python-runtime ts-runtime
 	@out=$$(mktemp); \
-	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^(TestWasmBench|TestPythonBench|TestTypeScriptBench)$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
+	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^(TestWasmBench|TestPythonBench|TestTypeScriptBench|TestRustBench)$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
 	  grep -v '^wasm_call_overhead_us=' $$out; grep '^wasm_call_overhead_us=' $$out; rm -f $$out; exit $$rc

@@ -66,7 +66,17 @@ func sourceRow(t *testing.T, lang, file, source string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := filepath.Join(dir, "cache")
+	t.Logf("%s: build %.1f s (module build, runtime already built)", lang, buildS)
+	row(t, lang, wasm)
+}
+
+// row measures a get_weather module and prints the language's row of make
+// bench-wasm: size, first compile, load from the compile cache (a new
+// runtime in this process), warm call p50/p99, Go heap per idle instance,
+// and one engine turn with the tool over the same turn with a Go tool.
+func row(t *testing.T, lang string, wasm []byte) {
+	ctx := context.Background()
+	cache := filepath.Join(t.TempDir(), "cache")
 	load := func() (*sandbox.Runtime, *sandbox.Module, float64) {
 		rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: cache})
 		if err != nil {
@@ -128,7 +138,6 @@ func sourceRow(t *testing.T, lang, file, source string) {
 		pi.Close(ctx)
 	}
 	ratio := turnRatio(t, rt, wasm)
-	t.Logf("%s: build %.1f s (module build, runtime already built)", lang, buildS)
 	fmt.Printf("%s_size_mib=%.1f first_compile_ms=%.0f cache_load_ms=%.0f call_p50_us=%.1f call_p99_us=%.1f instance_heap_mib=%.1f turn_ratio_%s_vs_go=%.2f\n",
 		lang, float64(len(wasm))/(1<<20), firstMs, cachedMs, p50, p99, instMiB, lang, ratio)
 }
