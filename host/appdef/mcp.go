@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -43,8 +44,10 @@ func EnvEnabled(v string) bool {
 // agent is built, with the app's MCP settings.
 type mcpRef struct {
 	cfg mcptool.Config
-	// url is the HTTP server's URL, whose host the app may reach.
-	url *url.URL
+	// url is the HTTP server's URL, whose host the app may reach; urlAt
+	// is where it is written.
+	url   *url.URL
+	urlAt val
 	// cacheTTL is google-adk's tool_list_cache_ttl_seconds.
 	cacheTTL time.Duration
 }
@@ -140,7 +143,7 @@ func (l *loader) parseMCPToolset(t *toolRef, args *entry) bool {
 			ref.cfg.Stdio = l.parseStdioConnection(c.val, &ref.cfg)
 		}
 	case "sse_connection_params", "streamable_http_connection_params":
-		ref.cfg.HTTP, ref.url = l.parseHTTPConnection(c.val, &ref.cfg)
+		ref.cfg.HTTP, ref.url, ref.urlAt = l.parseHTTPConnection(c.val, &ref.cfg)
 		ref.cfg.HTTP.SSE = c.key == "sse_connection_params"
 	}
 	if !valid || (ref.cfg.Stdio == nil && ref.url == nil) {
@@ -225,14 +228,15 @@ func (l *loader) parseStdioConnection(v val, cfg *mcptool.Config) *mcptool.Stdio
 // parseHTTPConnection reads google-adk's StreamableHTTPConnectionParams or
 // SseConnectionParams: url, headers, timeout, sse_read_timeout,
 // terminate_on_close.
-func (l *loader) parseHTTPConnection(v val, cfg *mcptool.Config) (*mcptool.HTTPServer, *url.URL) {
+func (l *loader) parseHTTPConnection(v val, cfg *mcptool.Config) (*mcptool.HTTPServer, *url.URL, val) {
 	h := &mcptool.HTTPServer{}
 	entries, ok := v.mapping()
 	if !ok {
 		l.add(v.errf("want {url: <http(s) URL>, headers: {...}, timeout: <seconds>}, got %s", v.kind()))
-		return h, nil
+		return h, nil, v
 	}
 	var u *url.URL
+	at := v
 	for _, e := range entries {
 		switch e.key {
 		case "url":
@@ -245,7 +249,7 @@ func (l *loader) parseHTTPConnection(v val, cfg *mcptool.Config) (*mcptool.HTTPS
 				l.add(e.val.errf("want an absolute http or https URL without user info, got %q", s))
 				continue
 			}
-			h.URL, u = s, p
+			h.URL, u, at = s, p, e.val
 		case "headers":
 			h.Headers = l.headers(e.val)
 		case "timeout":
@@ -267,7 +271,7 @@ func (l *loader) parseHTTPConnection(v val, cfg *mcptool.Config) (*mcptool.HTTPS
 			l.add(v.errf("the connection params need a url"))
 		}
 	}
-	return h, u
+	return h, u, at
 }
 
 func findKey(entries []entry, k string) (entry, bool) {
@@ -387,6 +391,11 @@ func (l *loader) mcpToolset(r *mcpRef) (*mcptool.Toolset, error) {
 	cfg.MaxResponseBytes = l.ext.mcp.maxResponseBytes
 	cfg.ListCacheTTL = r.cacheTTL
 	if cfg.HTTP != nil {
+		if !l.ext.mcp.allowPrivate && nonPublicHost(r.url.Hostname()) {
+			w := r.urlAt.errf("%s is a loopback or private address: calls to this MCP server will be refused unless adkhost.mcp.allow_private is true", r.url.Hostname())
+			l.warnings = append(l.warnings, w.Error())
+			l.log.Warn("appdef: MCP server on a private address", "app", l.src.Name, "url", r.url.Redacted())
+		}
 		h := *cfg.HTTP
 		port := r.url.Port()
 		if port == "" {
@@ -402,6 +411,16 @@ func (l *loader) mcpToolset(r *mcpRef) (*mcptool.Toolset, error) {
 		cfg.HTTP = &h
 	}
 	return mcptool.New(cfg)
+}
+
+// nonPublicHost reports whether a URL's host names a loopback or private
+// address as written (a name that resolves to one is refused when dialled).
+func nonPublicHost(h string) bool {
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && (!a.Unmap().IsGlobalUnicast() || a.Unmap().IsPrivate())
 }
 
 // hintTransport says how to allow a destination the app's MCP settings

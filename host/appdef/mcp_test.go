@@ -125,11 +125,19 @@ func httpApp(t *testing.T, url, mcpBlock string) *appdef.App {
 // a redirect to a host the definition does not list refused.
 func TestMCPToolsetNetworkRules(t *testing.T) {
 	srv := goSDKServer(t)
-	_, err := httpApp(t, srv.URL, "").Toolsets[0].Tools(invCtx{Context: t.Context(), inv: "1"})
+	app := httpApp(t, srv.URL, "")
+	if len(app.Warnings) != 1 || !strings.Contains(app.Warnings[0], "root_agent.yaml:6:53: tools[0].args.streamable_http_connection_params.url: ") || !strings.Contains(app.Warnings[0], "127.0.0.1 is a loopback or private address") {
+		t.Errorf("warnings: %q", app.Warnings)
+	}
+	_, err := app.Toolsets[0].Tools(invCtx{Context: t.Context(), inv: "1"})
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1 is not a public address") || !strings.Contains(err.Error(), "adkhost.mcp.allow_private: true") {
 		t.Errorf("loopback without allow_private: %v", err)
 	}
-	tools, err := httpApp(t, srv.URL, "{allow_private: true}").Toolsets[0].Tools(invCtx{Context: t.Context(), inv: "1"})
+	app = httpApp(t, srv.URL, "{allow_private: true}")
+	if len(app.Warnings) != 0 {
+		t.Errorf("warnings with allow_private: %q", app.Warnings)
+	}
+	tools, err := app.Toolsets[0].Tools(invCtx{Context: t.Context(), inv: "1"})
 	if err != nil || len(tools) != 1 || tools[0].Name() != "ping" {
 		t.Fatalf("allow_private: %v %v", tools, err)
 	}

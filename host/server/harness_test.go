@@ -69,6 +69,8 @@ type harnessOpts struct {
 	devUIDir string
 	// mcpMaxSessions is Config.MCPMaxSessions.
 	mcpMaxSessions int
+	// allowStdioMCP is Config.AllowStdioMCP.
+	allowStdioMCP bool
 }
 
 func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
@@ -85,6 +87,7 @@ func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
 	srv, err := server.New(ctx, server.Config{
 		DB: db, Runtime: rt, AdminToken: adminToken, RunToken: o.runToken,
 		Limits: o.limits, Tracer: o.tracer, Version: "test", DevUIDir: o.devUIDir, MCPMaxSessions: o.mcpMaxSessions,
+		AllowStdioMCP: o.allowStdioMCP,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -353,3 +353,43 @@ func TestClientCancel(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestConcurrentUse: invocations listing and calling at once share one
+// session.
+func TestConcurrentUse(t *testing.T) {
+	srv := newTestServer(t)
+	ts := newToolset(t, Config{HTTP: &HTTPServer{URL: srv.url}})
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			tools, err := ts.Tools(roCtx{Context: t.Context(), inv: itoa(i % 3)})
+			if err != nil {
+				errs <- err
+				return
+			}
+			for _, tl := range tools {
+				if tl.Name() != "add" {
+					continue
+				}
+				res, err := tl.Run(toolCtx{c: t.Context()}, map[string]any{"a": i, "b": 1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := jsonOf(res); !strings.Contains(got, `"text":"`+itoa(i+1)+`"`) {
+					errs <- errors.New("add: " + got)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := srv.sessions.Load(); n != 1 {
+		t.Errorf("sessions: %d, want 1", n)
+	}
+}
