@@ -157,3 +157,27 @@ func BenchmarkDecodeToolOutput(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDecodeStateValue is what the host does with each state_set of
+// a guest: decode the value into an untyped value.
+func BenchmarkDecodeStateValue(b *testing.B) {
+	data := []byte(`"Paris"`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v any
+			if err := DecodeValue(data, &v, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("strict", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v any
+			if err := decodeStrict(data, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -184,3 +184,58 @@ func FuzzFastToolCallInput(f *testing.F) {
 		}
 	})
 }
+
+// scanStringBytes is scanString a byte at a time, as it was before it read
+// eight bytes at a time.
+func scanStringBytes(data []byte, i int) (end int, plain bool) {
+	plain = true
+	for i++; i < len(data); i++ {
+		c := data[i]
+		if c == '"' {
+			return i + 1, plain
+		}
+		if c == '\\' {
+			plain = false
+			i++
+		} else if c < 0x20 || c >= 0x80 {
+			plain = false
+		}
+	}
+	return -1, false
+}
+
+func checkScanString(t *testing.T, data []byte) {
+	for i := range data {
+		if data[i] != '"' {
+			continue
+		}
+		e1, p1 := scanString(data, i)
+		e2, p2 := scanStringBytes(data, i)
+		if e1 != e2 || p1 != p2 {
+			t.Fatalf("scanString(%q, %d) = %d, %v; byte at a time %d, %v", data, i, e1, p1, e2, p2)
+		}
+	}
+}
+
+func TestScanString(t *testing.T) {
+	special := []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xff, 'a', 'é' & 0xff}
+	for _, s := range []string{
+		`"abcdefghijklmnopqrstuvwxyz"`, `"abcdefg\"hijklmnop"`, `"abcdefgh\\"`, `"abcdefghijklmno\`, `"` + "caf\u00e9 au lait, s'il vous pla\u00eet" + `"`,
+		`""`, `"a"`, `"abcdefgh"`, `"abcdefghi"`, "\"abc\x01defghijklmnop\"", `"0123456789abcdef\u0041"`,
+	} {
+		checkScanString(t, []byte(s))
+	}
+	// Each special byte at each position of a string longer than two words.
+	for _, c := range special {
+		for pos := 1; pos < 26; pos++ {
+			b := []byte(`"abcdefghijklmnopqrstuvwxyz"tail`)
+			b[pos] = c
+			checkScanString(t, b)
+		}
+	}
+}
+
+func FuzzScanString(f *testing.F) {
+	f.Add([]byte(`"abcdefgh\"ijklmnop" "x\\" "é"`))
+	f.Fuzz(func(t *testing.T, data []byte) { checkScanString(t, data) })
+}
