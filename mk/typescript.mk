@@ -8,8 +8,9 @@
 #   quickjs/     QuickJS-ng 0.16.2's C sources, from inside that crate
 #   tools/       esbuild 0.28.2 (bundles the user's TypeScript with the SDK),
 #                wizer 11.0.3 (snapshots the runtime with the bundle
-#                evaluated) and typescript 5.9.3 (tsc, for the SDK's type
-#                test), from npm (package-lock.json integrity)
+#                evaluated), typescript 5.9.3 (tsc, for the SDK's type test)
+#                and zod 4.6.7 (for its test of zod schemas), from npm
+#                (package-lock.json integrity)
 #   runtime.wasm QuickJS with the ABI v1 layer (sdk/typescript/runtime/main.c),
 #                compiled by the zig of the Python runtime (ziglang from PyPI,
 #                mk/python.mk)

@@ -371,3 +371,42 @@ func TestFolderWithDependencies(t *testing.T) {
 		t.Errorf("without the random grant the instances drew %s and %s, want the same", a, b)
 	}
 }
+
+// TestZodParameters: an adk-js FunctionTool with a zod 4 schema (zod
+// bundled from a --path directory) declares the schema's JSON Schema for
+// its input, and parse() fills defaults and refuses bad arguments before
+// the function runs.
+func TestZodParameters(t *testing.T) {
+	rt, err := modbuild.FindTSRuntime("")
+	if err != nil {
+		missing(t, "%v", err)
+	}
+	out := filepath.Join(t.TempDir(), "m.wasm")
+	var log bytes.Buffer
+	if err := modbuild.Build(context.Background(), modbuild.Options{Source: "tests/zod_tool.ts", Output: out,
+		Paths: []string{filepath.Join(rt.Dir, "tools", "node_modules")}, Stderr: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := load(t, newRuntime(t), wasm, host.ModuleConfig{})
+	var decl any // keys sorted
+	raw, _ := json.Marshal(m.Describe().Tools[0].Parameters)
+	json.Unmarshal(raw, &decl)
+	params, _ := json.Marshal(decl)
+	const want = `{"properties":{"city":{"description":"the city","type":"string"},"days":{"default":1,"maximum":3,"minimum":1,"type":"integer"}},"required":["city"],"type":"object"}`
+	if string(params) != want {
+		t.Errorf("parameters\n got %s\nwant %s", params, want)
+	}
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools()}, nil,
+		testkit.Calls(testkit.Call("c1", "get_weather", map[string]any{"city": "Rome"})), testkit.Reply("ok"),
+		testkit.Calls(testkit.Call("c2", "get_weather", map[string]any{"city": "Rome", "days": 9})))
+	if got := response(t, w.MustTurn("rome"), 1); got != `{"city":"Rome","days":1}` {
+		t.Errorf("get_weather: %s", got)
+	}
+	if _, err := w.Turn("too far"); err == nil || !strings.Contains(err.Error(), "ZodError") || !strings.Contains(err.Error(), "too_big") {
+		t.Errorf("days 9: run error %v, want zod's", err)
+	}
+}

@@ -40,12 +40,26 @@ export interface ParametersSchema {
   [k: string]: unknown;
 }
 
+/**
+ * A zod 4 schema, as adk-js takes one (z.object({...})): anything with
+ * toJSONSchema() and parse(). The SDK does not depend on zod; a module that
+ * imports it bundles it.
+ */
+export interface SchemaLike {
+  toJSONSchema(opts?: { io?: "input" | "output" }): Record<string, unknown>;
+  parse(value: unknown): unknown;
+}
+
 export interface ToolOptions {
   /** The tool's name: a letter or _, then letters, digits, _ . - (64 at most). */
   name: string;
   description?: string;
-  /** The JSON Schema of the arguments; none: the tool takes none. */
-  parameters?: ParametersSchema;
+  /**
+   * The arguments: a JSON Schema object, or a zod 4 object schema (its
+   * JSON Schema is declared, and parse() checks the arguments and fills
+   * their defaults before each call, as adk-js does); none: no arguments.
+   */
+  parameters?: ParametersSchema | SchemaLike;
   /** adk-js's LongRunningFunctionTool. */
   isLongRunning?: boolean;
 }
@@ -72,9 +86,23 @@ export class FunctionTool<A = Record<string, unknown>, R = unknown> {
     }
     this.name = opts.name;
     this.description = opts.description ?? "";
-    this.parameters = opts.parameters;
     this.isLongRunning = Boolean(opts.isLongRunning);
-    this.execute = opts.execute;
+    const p = opts.parameters as Record<string, unknown> | undefined;
+    if (isSchemaLike(p)) {
+      // What the model may send (io "input": fields with defaults are
+      // optional); the meta-schema's URL says nothing to a model.
+      const { $schema: _, ...decl } = p.toJSONSchema({ io: "input" });
+      this.parameters = decl as ParametersSchema;
+      const fn = opts.execute;
+      this.execute = (args, ctx) => fn(p.parse(args) as A, ctx);
+    } else {
+      if (p && typeof p.safeParse === "function") {
+        throw new TypeError(`tool ${opts.name}: parameters is a schema without toJSONSchema() (zod 3?): ` +
+          "use zod 4, or write the JSON Schema");
+      }
+      this.parameters = p as ParametersSchema | undefined;
+      this.execute = opts.execute;
+    }
     runtime.addTool(this as FunctionTool<never, unknown>);
   }
 }
@@ -102,6 +130,11 @@ export function callback<H extends AgentHook>(hook: H, fn: Callback<H>): void {
 export function plugin<P extends BasePlugin>(p: P): P {
   runtime.addPlugin(p);
   return p;
+}
+
+function isSchemaLike(p: unknown): p is SchemaLike {
+  return p !== null && typeof p === "object" && typeof (p as SchemaLike).toJSONSchema === "function" &&
+    typeof (p as SchemaLike).parse === "function";
 }
 
 const CAPABILITIES = ["state", "actions", "artifacts", "config", "http", "memory", "fs", "env", "clock", "random"];
