@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,4 +100,73 @@ func TestServePostgresUnreachable(t *testing.T) {
 		strings.Contains(errOut, "secret") || !strings.Contains(errOut, "retrying") {
 		t.Errorf("serve with an unreachable database: %v\n%s", err, errOut)
 	}
+}
+
+// TestServePostgresConcurrentRuns: runs on one session posted at the same
+// time to two replicas never lose a write: each answers 200 with its
+// events, all stored, or 409 with the stale-session error.
+func TestServePostgresConcurrentRuns(t *testing.T) {
+	url := pgtest.Database(t)
+	dir := t.TempDir()
+	a := startServer(t, filepath.Join(dir, "a"), "--store", url, "--admin-token", "tok")
+	b := startServer(t, filepath.Join(dir, "b"), "--store", url, "--admin-token", "tok")
+	appDir := filepath.Join(dir, "chat")
+	os.MkdirAll(appDir, 0o755)
+	os.WriteFile(filepath.Join(appDir, "root_agent.yaml"), []byte("name: chat\nmodel: scripted\ninstruction: Echo.\n"), 0o644)
+	os.WriteFile(filepath.Join(appDir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'echo: {{text}}'}\n"), 0o644)
+	if out, errOut, err := cli(t, "app", "register", appDir, "--name", "chat", "--server", a.url, "--token", "tok"); err != nil {
+		t.Fatalf("register: %v %s %s", err, out, errOut)
+	}
+	waitApp(t, b, "chat", true)
+	if st, body := call(t, "POST", a.url+"/apps/chat/users/u/sessions/s1", map[string]any{}, ""); st != 200 {
+		t.Fatalf("create session: %d %s", st, body)
+	}
+	var okIDs []string
+	conflicts := 0
+	for round := range 10 {
+		type res struct {
+			st   int
+			body []byte
+		}
+		out := make([]res, 2)
+		var wg sync.WaitGroup
+		for i, srv := range []*proc{a, b} {
+			wg.Go(func() {
+				st, body := call(t, "POST", srv.url+"/run", runMsg("chat", "s1", fmt.Sprintf("r%d-%d", round, i)), "")
+				out[i] = res{st, body}
+			})
+		}
+		wg.Wait()
+		for _, r := range out {
+			switch r.st {
+			case 200:
+				var evs []struct {
+					ID string `json:"id"`
+				}
+				if err := json.Unmarshal(r.body, &evs); err != nil || len(evs) == 0 {
+					t.Fatalf("200 with %s", r.body)
+				}
+				for _, e := range evs {
+					okIDs = append(okIDs, e.ID)
+				}
+			case 409:
+				conflicts++
+				if !strings.Contains(string(r.body), "modified in storage") {
+					t.Errorf("409 without the stale-session error: %s", r.body)
+				}
+			default:
+				t.Fatalf("round %d: %d %s", round, r.st, r.body)
+			}
+		}
+	}
+	st, body := call(t, "GET", a.url+"/apps/chat/users/u/sessions/s1", nil, "")
+	if st != 200 {
+		t.Fatalf("get: %d %s", st, body)
+	}
+	for _, id := range okIDs {
+		if !strings.Contains(string(body), `"id":"`+id+`"`) {
+			t.Errorf("event %s of a run answered 200 is not in the session", id)
+		}
+	}
+	t.Logf("%d runs answered 200, %d lost the race with 409", 20-conflicts, conflicts)
 }

@@ -203,6 +203,10 @@ func (s *Server) run(c echo.Context) error {
 		return sessionNotFound(la.name, req.UserID, req.SessionID)
 	case errors.As(err, new(*engine.InvocationNotFoundError)):
 		return wrapErr(http.StatusNotFound, "Invocation not found", err)
+	case errors.Is(err, session.ErrStale):
+		// Another run (on this replica or another) appended to the
+		// session first: its writes stand, this run's stop here.
+		return wrapErr(http.StatusConflict, "run failed: the session changed under it (another run appended first); reload and retry", err)
 	case err != nil:
 		return wrapErr(http.StatusInternalServerError, "run failed", err)
 	}
