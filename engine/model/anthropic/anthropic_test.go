@@ -448,7 +448,7 @@ func TestOutputSchema(t *testing.T) {
 	// not nested; thinking on offers the tool instead of forcing it.
 	f = newFake(t, jsonAnswers(200,
 		`{"id":"m","type":"message","role":"assistant","model":"c","stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1},
-		  "content":[{"type":"tool_use","id":"toolu_9","name":"structured_output","input":{"city":"Oslo"}}]}`))
+		  "content":[{"type":"tool_use","id":"toolu_9","name":"structured_output","input":{"city":"Oslo","area":{"z":1,"a":2}}}]}`))
 	got, err = collect(newModel(t, f).GenerateContent(context.Background(), &model.Request{
 		Contents: []*genai.Content{{Role: "user", Parts: []*genai.Part{{Text: "city"}}}},
 		Config: &genai.GenerateContentConfig{
@@ -463,8 +463,45 @@ func TestOutputSchema(t *testing.T) {
 	assertJSON(t, "object schema tool", body["tools"].([]any)[0].(map[string]any)["input_schema"],
 		`{"type": "object", "title": "Out", "properties": {"city": {"type": "string"}}, "required": ["city"]}`)
 	assertJSON(t, "tool_choice with thinking", body["tool_choice"], `{"type": "auto", "disable_parallel_tool_use": true}`)
-	if want := []*genai.Part{{Text: `{"city": "Oslo"}`}}; !reflect.DeepEqual(got[0].Content.Parts, want) {
+	// Keys in the order Claude wrote them, as Python's json.dumps keeps them.
+	if want := []*genai.Part{{Text: `{"city": "Oslo", "area": {"z": 1, "a": 2}}`}}; !reflect.DeepEqual(got[0].Content.Parts, want) {
 		t.Errorf("parts = %s, want %s", asJSON(got[0].Content.Parts), asJSON(want))
+	}
+	if got[0].KeyOrder != nil {
+		t.Errorf("key order hints left on the unwrapped text: %s", got[0].KeyOrder)
+	}
+}
+
+// TestToolInputKeyOrder: the order of a tool_use input's keys, which its Go
+// map loses, is kept beside it (model.Response.KeyOrder), streamed or not.
+func TestToolInputKeyOrder(t *testing.T) {
+	f := newFake(t, jsonAnswers(200, `{"id":"m","type":"message","role":"assistant","model":"c","stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1},
+	  "content":[{"type":"text","text":"On it."},{"type":"tool_use","id":"toolu_1","name":"book","input":{"trip":{"to":"Oslo","from":"Bergen"}}},
+	    {"type":"tool_use","id":"toolu_2","name":"ping","input":{"a":1,"b":2}}]}`))
+	got, err := collect(newModel(t, f).GenerateContent(context.Background(), &model.Request{Contents: []*genai.Content{{Role: "user", Parts: []*genai.Part{{Text: "hi"}}}}}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", `{"trip":{"to":0,"from":0}}`, ""} {
+		if h := got[0].PartKeyOrder(i); string(h) != want {
+			t.Errorf("part %d: key order %s, want %s", i, h, want)
+		}
+	}
+	f = newFake(t, sseAnswer(
+		sse("message_start", `{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`),
+		sse("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+		sse("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"On it."}}`),
+		sse("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"book","input":{}}}`),
+		sse("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"z\": 1, \"a\": 2}"}}`),
+		sse("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}`),
+	))
+	got, err = collect(newModel(t, f).GenerateContent(context.Background(), &model.Request{Contents: []*genai.Content{{Role: "user", Parts: []*genai.Part{{Text: "hi"}}}}}, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := got[len(got)-1]
+	if final.Partial || string(final.PartKeyOrder(0)) != "" || string(final.PartKeyOrder(1)) != `{"z":0,"a":0}` {
+		t.Errorf("streamed final: partial %v, key order %s", final.Partial, final.KeyOrder)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/internal/keyorder"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
@@ -299,13 +300,15 @@ func (o *outputSchemaTool) choice(thinking bool) ant.ToolChoiceUnionParam {
 }
 
 // text is the structured answer a call carries, as json.dumps(value,
-// ensure_ascii=False) writes it.
-func (o *outputSchemaTool) text(args map[string]any) string {
+// ensure_ascii=False) writes it, keys in the order Claude wrote them
+// (hint is the input's key order).
+func (o *outputSchemaTool) text(args map[string]any, hint json.RawMessage) string {
 	var v any = args
 	if o.nests {
 		v = args[outputSchemaValueKey]
+		hint = keyorder.Sub(hint, outputSchemaValueKey)
 	}
-	s, err := pyfmt.JSONDumps(v)
+	s, err := pyfmt.JSONDumpsOrdered(v, hint)
 	if err != nil {
 		// args came from JSON, so they encode.
 		return "null"
@@ -320,9 +323,10 @@ func (o *outputSchemaTool) unwrap(resp *model.Response) {
 		return
 	}
 	var call *genai.FunctionCall
-	for _, p := range resp.Content.Parts {
+	var hint json.RawMessage
+	for i, p := range resp.Content.Parts {
 		if p != nil && p.FunctionCall != nil && p.FunctionCall.Name == outputSchemaToolName {
-			call = p.FunctionCall
+			call, hint = p.FunctionCall, resp.PartKeyOrder(i)
 			break
 		}
 	}
@@ -335,7 +339,9 @@ func (o *outputSchemaTool) unwrap(resp *model.Response) {
 			parts = append(parts, p)
 		}
 	}
-	resp.Content = &genai.Content{Role: resp.Content.Role, Parts: append(parts, &genai.Part{Text: o.text(call.Args)})}
+	resp.Content = &genai.Content{Role: resp.Content.Role, Parts: append(parts, &genai.Part{Text: o.text(call.Args, hint)})}
+	// The hints were by part; the parts left have no dicts.
+	resp.KeyOrder = nil
 }
 
 // toolUseID matches the ids Claude accepts.

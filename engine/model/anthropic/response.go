@@ -12,12 +12,15 @@ import (
 
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/model/streaming"
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // fromMessage maps a whole answer as google-adk's
 // message_to_generate_content_response does.
 func fromMessage(msg *ant.Message) (*model.Response, error) {
 	parts := make([]*genai.Part, 0, len(msg.Content))
+	// The key order of each call's input, which its Go map loses.
+	hints := make([]json.RawMessage, len(msg.Content))
 	for i, b := range msg.Content {
 		var p *genai.Part
 		switch b.Type {
@@ -37,6 +40,7 @@ func fromMessage(msg *ant.Message) (*model.Response, error) {
 				return nil, fmt.Errorf("content[%d]: tool_use %q of %q: %w", i, b.ID, b.Name, err)
 			}
 			p = &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: b.Name, Args: args}}
+			hints[i] = keyorder.Of(b.Input)
 		default:
 			return nil, fmt.Errorf("content[%d]: unsupported content block type %q", i, b.Type)
 		}
@@ -54,12 +58,16 @@ func fromMessage(msg *ant.Message) (*model.Response, error) {
 	if u.JSON.CacheReadInputTokens.Valid() {
 		usage.CachedContentTokenCount = int32(u.CacheReadInputTokens)
 	}
-	return &model.Response{
+	resp := &model.Response{
 		Content:       &genai.Content{Role: genai.RoleModel, Parts: parts},
 		UsageMetadata: usage,
 		FinishReason:  finishReason(msg.StopReason),
 		ModelVersion:  string(msg.Model),
-	}, nil
+	}
+	for i, h := range hints {
+		resp.SetPartKeyOrder(i, h)
+	}
+	return resp, nil
 }
 
 // toolInput decodes a tool_use block's input, an object; none means {}.
@@ -268,6 +276,7 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 	}
 	slices.Sort(order)
 	parts := []*genai.Part{}
+	var hints []json.RawMessage
 	for _, i := range order {
 		if t, ok := thoughts[i]; ok {
 			p := &genai.Part{Text: t.thinking, Thought: true}
@@ -288,6 +297,10 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 				yield(nil, fmt.Errorf("anthropic: model %q: tool_use %q of %q: %w", name, t.id, t.name, err))
 				return
 			}
+			for len(hints) < len(parts) {
+				hints = append(hints, nil)
+			}
+			hints = append(hints, keyorder.Of(t.args))
 			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: t.id, Name: t.name, Args: args}})
 		}
 	}
@@ -305,6 +318,9 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 		UsageMetadata: usage,
 		FinishReason:  finishReason(stop),
 		ModelVersion:  version,
+	}
+	for i, h := range hints {
+		final.SetPartKeyOrder(i, h)
 	}
 	if built.outputTool != nil {
 		built.outputTool.unwrap(final)
