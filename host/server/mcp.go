@@ -69,6 +69,50 @@ type mcpApp struct {
 	mu     sync.Mutex
 	synced *loadedApp
 	tools  []string
+
+	// calls serializes the tool calls of each MCP session (by id).
+	calls keyedMutex
+}
+
+// keyedMutex is a mutex per key, held only while in use.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	sem  chan struct{} // holds one token while locked
+	refs int
+}
+
+// lock locks key, waiting until ctx is done at most, and returns the
+// unlock function.
+func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{sem: make(chan struct{}, 1)}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.sem <- struct{}{}:
+		return func() { <-l.sem; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }
 
 func newMCPApps(s *Server, token string) *mcpApps {
@@ -128,7 +172,13 @@ func (m *mcpApps) changed(name string) {
 	}
 }
 
-// sessions counts the MCP sessions open, all apps together.
+// sessions counts the MCP sessions open, all apps together: those that
+// completed the initialize handshake. The go-sdk also makes a session for
+// each request without a session id before it knows what the request is;
+// for a client's probe of the sessionless protocol (server/discover, which
+// the go-sdk's and the Python SDK's clients send before initialize) it
+// closes it right after, so those are left out, and are bounded by the
+// requests in flight.
 func (m *mcpApps) sessions() int {
 	m.mu.Lock()
 	apps := make([]*mcpApp, 0, len(m.byName))
@@ -138,8 +188,10 @@ func (m *mcpApps) sessions() int {
 	m.mu.Unlock()
 	n := 0
 	for _, a := range apps {
-		for range a.server.Sessions() {
-			n++
+		for ss := range a.server.Sessions() {
+			if ss.InitializeParams() != nil {
+				n++
+			}
 		}
 	}
 	return n
@@ -242,7 +294,7 @@ func (a *mcpApp) sync(s *Server, la *loadedApp) {
 			a.server.RemoveTools(n)
 			continue
 		}
-		a.server.AddTool(&mcp.Tool{Name: n, Description: decl.Description, InputSchema: schema}, s.mcpToolHandler(a.name, n))
+		a.server.AddTool(&mcp.Tool{Name: n, Description: decl.Description, InputSchema: schema}, s.mcpToolHandler(a, n))
 		a.tools = append(a.tools, n)
 	}
 	a.synced = la
@@ -278,8 +330,17 @@ func mcpInputSchema(params any) (map[string]any, error) {
 // failed (after the on_tool_error callbacks) or needs the user's
 // confirmation is a result with isError, so the model on the other side
 // sees it; a store failure is a protocol error.
-func (s *Server) mcpToolHandler(app, tool string) mcp.ToolHandler {
+func (s *Server) mcpToolHandler(a *mcpApp, tool string) mcp.ToolHandler {
+	app := a.name
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// The calls of one MCP session run one at a time, each on the
+		// state the previous one left: concurrent calls would append
+		// through stale copies of the session.
+		unlock, err := a.calls.lock(ctx, req.Session.ID())
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 		la := s.apps.acquire(app)
 		if la == nil {
 			return nil, fmt.Errorf("app %q is no longer served", app)

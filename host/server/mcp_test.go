@@ -168,6 +168,24 @@ func TestMCPServesModuleTools(t *testing.T) {
 			t.Errorf("add #%d: structuredContent %s, want %s", i+1, sc, want)
 		}
 	}
+	// Concurrent calls of one session run one after the other, each on
+	// the state the previous one left.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if res := callTool(t, cs, "add", map[string]any{"n": 10}); res.IsError {
+				t.Errorf("concurrent add: %s", resultText(res))
+			}
+		})
+	}
+	wg.Wait()
+	if res := callTool(t, cs, "add", map[string]any{"n": -40}); resultText(res) != `{"total":5}` {
+		t.Errorf("after 4 concurrent adds of 10 and one of -40: %s, want a total of 5", resultText(res))
+	}
+	// Arguments must be an object.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add", Arguments: []any{1}}); err == nil || !strings.Contains(err.Error(), "JSON object") {
+		t.Errorf("array arguments: err = %v, want a protocol error", err)
+	}
 	if res := callTool(t, cs, "note", map[string]any{"text": "hello"}); res.IsError || resultText(res) != `{"version":0}` {
 		t.Errorf("note: isError=%v %s", res.IsError, resultText(res))
 	}
@@ -179,8 +197,8 @@ func TestMCPServesModuleTools(t *testing.T) {
 	if st, _ := json.Marshal(sess["state"]); string(st) != `{"count":5}` {
 		t.Errorf("session state = %s", st)
 	}
-	if evs, _ := sess["events"].([]any); len(evs) != 6 {
-		t.Errorf("session has %d events, want 6 (call and response per tool call)", len(evs))
+	if evs, _ := sess["events"].([]any); len(evs) != 16 {
+		t.Errorf("session has %d events, want 16 (call and response per tool call)", len(evs))
 	} else if md, _ := json.Marshal(evs[1].(map[string]any)["customMetadata"]); !strings.Contains(string(md), `"adkhost_mcp_client":"adkhost-test"`) {
 		t.Errorf("customMetadata = %s", md)
 	}
@@ -189,6 +207,9 @@ func TestMCPServesModuleTools(t *testing.T) {
 	}
 
 	// Another MCP session is another adkhost session.
+	if b := h.must(http.StatusOK)(h.do("GET", "/metrics", nil)); !strings.Contains(string(b), "adkhost_mcp_sessions 1\n") {
+		t.Error("/metrics does not count the one MCP session open")
+	}
 	cs2, err := h.mcpConnect(t, "tools", runToken)
 	if err != nil {
 		t.Fatal(err)

@@ -80,6 +80,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if tok := cmp.Or(cfg.MCPToken, cfg.RunToken); tok != "" {
 		s.mcp = newMCPApps(s, tok)
 		s.apps.changed = s.mcp.changed
+		if err := s.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "adkhost_mcp_sessions", Help: "MCP sessions open, all apps together (at most Config.MCPMaxSessions).",
+		}, func() float64 { return float64(s.mcp.sessions()) })); err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
+		}
 	}
 	s.echo = s.routes()
 	if err := s.loadRegistered(ctx); err != nil {
