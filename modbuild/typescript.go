@@ -120,6 +120,11 @@ func (TypeScript) Build(ctx context.Context, opt Options) error {
 	args := []string{entry, "--bundle", "--format=iife", "--global-name=__adkhostExports",
 		"--platform=neutral", "--main-fields=module,main", "--target=es2023", "--charset=utf8",
 		"--log-level=warning", "--alias:adkhost=" + filepath.Join(rt.SDK, "index.ts"),
+		// adk-js's own package name answers with the SDK too, so that an
+		// adk-js tool file's imports (FunctionTool, ToolContext, ...)
+		// resolve unchanged; a name the SDK lacks (LlmAgent) fails the
+		// bundle with esbuild's "No matching export".
+		"--alias:@google/adk=" + filepath.Join(rt.SDK, "index.ts"),
 		"--outfile=" + filepath.Join(work, "bundle.js")}
 	var nodePath []string
 	for _, p := range opt.Paths {

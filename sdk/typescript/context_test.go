@@ -372,8 +372,9 @@ func TestFolderWithDependencies(t *testing.T) {
 	}
 }
 
-// TestZodParameters: an adk-js FunctionTool with a zod 4 schema (zod
-// bundled from a --path directory) declares the schema's JSON Schema for
+// TestZodParameters: adk-js FunctionTools imported from "@google/adk",
+// with zod 4 schemas (zod bundled from a --path directory): the tool
+// declares the schema's JSON Schema for
 // its input, and parse() fills defaults and refuses bad arguments before
 // the function runs.
 func TestZodParameters(t *testing.T) {
@@ -392,6 +393,9 @@ func TestZodParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := load(t, newRuntime(t), wasm, host.ModuleConfig{})
+	if tools := m.Describe().Tools; len(tools) != 2 || tools[0].LongRunning || tools[1].Name != "approve" || !tools[1].LongRunning {
+		t.Errorf("tools: %+v", tools)
+	}
 	var decl any // keys sorted
 	raw, _ := json.Marshal(m.Describe().Tools[0].Parameters)
 	json.Unmarshal(raw, &decl)

@@ -107,6 +107,13 @@ export class FunctionTool<A = Record<string, unknown>, R = unknown> {
   }
 }
 
+/** adk-js's LongRunningFunctionTool: a FunctionTool with isLongRunning set. */
+export class LongRunningFunctionTool<A = Record<string, unknown>, R = unknown> extends FunctionTool<A, R> {
+  constructor(opts: ToolOptions & { execute: ToolFunction<A, R> }) {
+    super({ ...opts, isLongRunning: true });
+  }
+}
+
 /**
  * Declares a tool: its declaration is name, description and parameters;
  * fn receives the arguments and the ToolContext, and may be async.
