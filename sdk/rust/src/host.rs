@@ -547,7 +547,7 @@ mod raw {
     use std::cell::RefCell;
 
     thread_local! {
-        pub(super) static HOST: RefCell<Option<Box<dyn Host>>> = RefCell::new(None);
+        pub(super) static HOST: RefCell<Option<Box<dyn Host>>> = const { RefCell::new(None) };
     }
 
     fn with<T>(func: &'static str, f: impl FnOnce(&mut dyn Host) -> Result<T, Status>) -> Result<T, HostError> {

@@ -76,7 +76,7 @@ pub mod rt {
     }
 
     thread_local! {
-        static MODULE: RefCell<Option<&'static Module>> = RefCell::new(None);
+        static MODULE: RefCell<Option<&'static Module>> = const { RefCell::new(None) };
     }
 
     /// The module, built by setup on first use and kept for the instance's

@@ -183,7 +183,7 @@ pub fn redact(text: &str) -> (String, Counts) {
     let mut spans: Vec<(usize, usize, &str)> = Vec::new();
     let mut n = Counts::default();
     for at in 0..s.len() {
-        if s[at] != b'@' || spans.last().map_or(false, |sp| sp.1 > at) {
+        if s[at] != b'@' || spans.last().is_some_and(|sp| sp.1 > at) {
             continue;
         }
         if let Some((a, b)) = email(s, at) {
