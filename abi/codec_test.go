@@ -288,3 +288,24 @@ func TestDecodeKeepsIntegers(t *testing.T) {
 		t.Fatalf("args decoded as %#v", bt.Args)
 	}
 }
+
+// TestToolCallOutputResultJSON: the result's JSON text is kept, keys in
+// the guest's order, by the fast path and by the strict one.
+func TestToolCallOutputResultJSON(t *testing.T) {
+	for _, in := range []string{
+		`{"abiVersion":1,"result":{"zeta":1,"alpha":{"y":[1],"x":"s"}}}`,
+		`{"abiVersion":1,"Result":{"zeta":1,"alpha":{"y":[1],"x":"s"}}}`, // strict path: case-insensitive name
+	} {
+		var o abi.ToolCallOutput
+		if err := abi.Decode([]byte(in), &o, 0); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got, want := string(o.ResultJSON()), `{"zeta":1,"alpha":{"y":[1],"x":"s"}}`; got != want {
+			t.Errorf("%s: ResultJSON = %s, want %s", in, got, want)
+		}
+	}
+	var o abi.ToolCallOutput
+	if err := abi.Decode([]byte(`{"abiVersion":1,"error":"x"}`), &o, 0); err != nil || o.ResultJSON() != nil {
+		t.Errorf("no result: ResultJSON = %s, %v", o.ResultJSON(), err)
+	}
+}

@@ -60,6 +60,7 @@ func decodeToolCallOutput(data []byte, o *ToolCallOutput) bool {
 	}
 	version, errText := o.ABIVersion, o.Error
 	var result any
+	var resultJSON []byte
 	d.space()
 	if !d.consume('}') {
 		for {
@@ -84,9 +85,11 @@ func decodeToolCallOutput(data []byte, o *ToolCallOutput) bool {
 				}
 				version = n
 			case "result":
+				start := d.i
 				if result, ok = d.value(1); !ok {
 					return false
 				}
+				resultJSON = d.b[start:d.i]
 			case "error":
 				if d.null() {
 					break
@@ -114,6 +117,11 @@ func decodeToolCallOutput(data []byte, o *ToolCallOutput) bool {
 		return false
 	}
 	o.ABIVersion, o.Error, o.Result = version, errText, result
+	o.resultJSON = nil
+	if result != nil {
+		// Kept for the order of its object keys (ToolCallOutput.ResultJSON).
+		o.resultJSON = append([]byte(nil), resultJSON...)
+	}
 	return true
 }
 

@@ -99,7 +99,7 @@ func (b *behaviourRun) run(info hookInfo, state *session.State, args map[string]
 		return nil, nil
 	}
 	for _, kv := range b.SetState {
-		state.Set(kv.Key, deepCopy(kv.Value))
+		state.SetOrdered(kv.Key, deepCopy(kv.Value), kv.Order)
 	}
 	for _, kv := range b.SetArgs {
 		args[kv.Key] = deepCopy(kv.Value)

@@ -212,7 +212,7 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 			}
 		}
 		for _, kv := range spec.SetState {
-			ctx.State().Set(kv.Key, deepCopy(kv.Value))
+			ctx.State().SetOrdered(kv.Key, deepCopy(kv.Value), kv.Order)
 		}
 		if spec.TransferToAgent != nil {
 			ctx.Actions().TransferToAgent = *spec.TransferToAgent

@@ -108,7 +108,7 @@ func RunWith(sc *Scenario, opt RunOptions) (res *Result, err error) {
 		if len(ss.InitialState) > 0 {
 			state = deepCopyMap(ss.InitialState)
 		}
-		if _, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: ss.UserID, SessionID: ss.ID, State: state}); err != nil {
+		if _, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: ss.UserID, SessionID: ss.ID, State: state, StateKeyOrder: ss.StateKeyOrder}); err != nil {
 			return nil, fmt.Errorf("%s: creating session %s: %w", sc.File, ss.ID, err)
 		}
 		users[ss.ID] = ss.UserID

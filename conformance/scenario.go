@@ -52,6 +52,8 @@ type CompactionSpec struct {
 type SessionSpec struct {
 	ID, UserID   string
 	InitialState map[string]any
+	// StateKeyOrder is the key order of each initial state value.
+	StateKeyOrder map[string]json.RawMessage
 }
 
 // RunConfigSpec is a run_config mapping; nil fields are absent.
@@ -426,6 +428,24 @@ func asMapValue(n *node, where string) map[string]any {
 	return nil
 }
 
+// valueKeyOrders returns the key order of each value of a mapping, by key;
+// nil when none needs one.
+func valueKeyOrders(n *node) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	if n == nil || n.kind != kindMap {
+		return nil
+	}
+	for i, k := range n.keys {
+		if h := n.vals[i].keyOrder(); h != nil {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = h
+		}
+	}
+	return out
+}
+
 func orderedPairs(n *node, where string) []kv {
 	if n == nil || n.kind == kindNull {
 		return nil
@@ -505,14 +525,14 @@ func decodeScenario(file string, root *node) (sc *Scenario, err error) {
 				ss.UserID = asString(v, where+".user_id")
 			}
 			if v := sn.get("initial_state"); v != nil {
-				ss.InitialState = asMapValue(v, where+".initial_state")
+				ss.InitialState, ss.StateKeyOrder = asMapValue(v, where+".initial_state"), valueKeyOrders(v)
 			}
 			sc.Sessions = append(sc.Sessions, ss)
 		}
 	} else {
 		ss := SessionSpec{ID: "s1", UserID: "user"}
 		if v := root.get("initial_state"); v != nil {
-			ss.InitialState = asMapValue(v, "initial_state")
+			ss.InitialState, ss.StateKeyOrder = asMapValue(v, "initial_state"), valueKeyOrders(v)
 		}
 		sc.Sessions = []SessionSpec{ss}
 	}

@@ -416,6 +416,12 @@ func mergeActions(dst, src *session.EventActions) {
 	if src.StateDelta != nil {
 		dst.StateDelta = deepMerge(dst.StateDelta, src.StateDelta)
 	}
+	for k, h := range src.StateKeyOrder {
+		if dst.StateKeyOrder == nil {
+			dst.StateKeyOrder = map[string]json.RawMessage{}
+		}
+		dst.StateKeyOrder[k] = h
+	}
 	if src.AgentState != nil {
 		dst.AgentState = deepMerge(dst.AgentState, src.AgentState)
 	}

@@ -80,7 +80,8 @@ func (h *callHost) StateSet(_ context.Context, key string, value json.RawMessage
 	if err := abi.DecodeValue(value, &v, 0); err != nil {
 		return abi.StatusInvalidArgument
 	}
-	h.cc.State().Set(key, v)
+	// The JSON text keeps the order of the value's dict keys.
+	h.cc.State().SetOrdered(key, v, value)
 	return nil
 }
 

@@ -6,6 +6,7 @@ package instruction
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -197,7 +198,18 @@ func replace(ctx context.Context, match string, src Source) (string, error) {
 	if v == nil {
 		return "", nil
 	}
+	if o, ok := src.(KeyOrderSource); ok {
+		return pyfmt.StrOrdered(v, o.StateKeyOrder(name)), nil
+	}
 	return pyfmt.Str(v), nil
+}
+
+// KeyOrderSource is a Source that knows the order in which the dicts of
+// its state values were written (Python dicts keep it; Go maps do not):
+// StateKeyOrder returns a key's key-order hint (see
+// session.Session.StateKeyOrder), or nil. Without it dicts print sorted.
+type KeyOrderSource interface {
+	StateKeyOrder(key string) json.RawMessage
 }
 
 // IsValidStateName reports whether name may be substituted from state: a
@@ -239,6 +251,14 @@ func (s *invocationSource) State(key string) (any, bool) {
 		return nil, false
 	}
 	return sess.StateValue(key)
+}
+
+func (s *invocationSource) StateKeyOrder(key string) json.RawMessage {
+	sess := s.rc.Session()
+	if sess == nil {
+		return nil
+	}
+	return sess.StateKeyOrder(key)
 }
 
 func (s *invocationSource) LoadArtifact(ctx context.Context, name string) (*genai.Part, error) {

@@ -76,6 +76,11 @@ type EventActions struct {
 	SkipSummarization bool `json:"skipSummarization,omitempty"`
 	// StateDelta holds state changes; keys carry their scope prefix.
 	StateDelta map[string]any `json:"stateDelta,omitzero"`
+	// StateKeyOrder holds, by StateDelta key, the key-order hint of the
+	// value (see model.Response.KeyOrder): the order its dicts were written
+	// in, for the text google-adk formats from state. Stores keep it with
+	// the state they store, not in the event's JSON.
+	StateKeyOrder map[string]json.RawMessage `json:"-"`
 	// ArtifactDelta maps artifact names to the version saved.
 	ArtifactDelta   map[string]int `json:"artifactDelta,omitzero"`
 	TransferToAgent string         `json:"transferToAgent,omitempty"`

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 
 	"slices"
 	"sync"
@@ -18,6 +19,9 @@ type InMemoryService struct {
 	sessions map[sessionKey]*storedSession
 	app      map[string]map[string]any
 	user     map[[2]string]map[string]any
+	// appOrder and userOrder: the key-order hints of app and user values.
+	appOrder  map[string]map[string]json.RawMessage
+	userOrder map[[2]string]map[string]json.RawMessage
 	// revision is the last revision handed out. It is service-wide, not
 	// per session, so a session deleted and created again under the same id
 	// never repeats a revision a copy of the old one still carries.
@@ -28,6 +32,7 @@ type sessionKey struct{ app, user, id string }
 
 type storedSession struct {
 	state      map[string]any
+	order      map[string]json.RawMessage
 	events     []*Event
 	lastUpdate time.Time
 	revision   uint64
@@ -36,9 +41,11 @@ type storedSession struct {
 // NewInMemoryService returns an empty in-memory session service.
 func NewInMemoryService() *InMemoryService {
 	return &InMemoryService{
-		sessions: map[sessionKey]*storedSession{},
-		app:      map[string]map[string]any{},
-		user:     map[[2]string]map[string]any{},
+		sessions:  map[sessionKey]*storedSession{},
+		app:       map[string]map[string]any{},
+		user:      map[[2]string]map[string]any{},
+		appOrder:  map[string]map[string]json.RawMessage{},
+		userOrder: map[[2]string]map[string]json.RawMessage{},
 	}
 }
 
@@ -55,10 +62,12 @@ func (m *InMemoryService) Create(_ context.Context, req *CreateRequest) (*Sessio
 		return nil, KeyError(k.app, k.user, k.id, ErrAlreadyExists)
 	}
 	d := SplitDelta(req.State)
+	o := SplitKeyOrder(req.State, req.StateKeyOrder)
 	m.revision++
-	st := &storedSession{state: map[string]any{}, lastUpdate: time.Now(), revision: m.revision}
+	st := &storedSession{state: map[string]any{}, order: map[string]json.RawMessage{}, lastUpdate: time.Now(), revision: m.revision}
 	mergeInto(st.state, d.Session)
-	m.applyShared(k, d)
+	mergeOrder(st.order, d.Session, o.Session)
+	m.applyShared(k, d, o)
 	m.sessions[k] = st
 	return m.view(k, st, nil), nil
 }
@@ -126,8 +135,10 @@ func (m *InMemoryService) AppendEvent(_ context.Context, s *Session, e *Event) e
 	}
 	temp := TrimTempDelta(e)
 	d := SplitDelta(e.Actions.StateDelta)
+	o := SplitKeyOrder(e.Actions.StateDelta, e.Actions.StateKeyOrder)
 	mergeInto(st.state, d.Session)
-	m.applyShared(k, d)
+	mergeOrder(st.order, d.Session, o.Session)
+	m.applyShared(k, d, o)
 	st.events = append(st.events, e)
 	st.lastUpdate = e.Timestamp
 	m.revision++
@@ -136,26 +147,44 @@ func (m *InMemoryService) AppendEvent(_ context.Context, s *Session, e *Event) e
 	return nil
 }
 
-func (m *InMemoryService) applyShared(k sessionKey, d ScopedDelta) {
+func (m *InMemoryService) applyShared(k sessionKey, d ScopedDelta, o ScopedKeyOrder) {
 	if len(d.App) > 0 {
 		if m.app[k.app] == nil {
 			m.app[k.app] = map[string]any{}
+			m.appOrder[k.app] = map[string]json.RawMessage{}
 		}
 		mergeInto(m.app[k.app], d.App)
+		mergeOrder(m.appOrder[k.app], d.App, o.App)
 	}
 	if len(d.User) > 0 {
 		uk := [2]string{k.app, k.user}
 		if m.user[uk] == nil {
 			m.user[uk] = map[string]any{}
+			m.userOrder[uk] = map[string]json.RawMessage{}
 		}
 		mergeInto(m.user[uk], d.User)
+		mergeOrder(m.userOrder[uk], d.User, o.User)
 	}
 }
 
-// view returns a caller's copy of a stored session; m.mu must be held.
 func (m *InMemoryService) view(k sessionKey, st *storedSession, events []*Event) *Session {
-	state := MergeState(st.state, m.app[k.app], m.user[[2]string{k.app, k.user}])
-	return New(k.app, k.user, k.id, state, events, st.lastUpdate, st.revision)
+	uk := [2]string{k.app, k.user}
+	state := MergeState(st.state, m.app[k.app], m.user[uk])
+	s := New(k.app, k.user, k.id, state, events, st.lastUpdate, st.revision)
+	s.SetStateKeyOrder(MergeKeyOrder(st.order, m.appOrder[k.app], m.userOrder[uk]))
+	return s
+}
+
+// mergeOrder sets the hints of the keys of delta in dst: a key written
+// without one loses its old hint.
+func mergeOrder(dst map[string]json.RawMessage, delta map[string]any, orders map[string]json.RawMessage) {
+	for k := range delta {
+		if h, ok := orders[k]; ok {
+			dst[k] = h
+		} else {
+			delete(dst, k)
+		}
+	}
 }
 
 func mergeInto(dst, src map[string]any) {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type Service interface {
 type CreateRequest struct {
 	AppName, UserID, SessionID string
 	State                      map[string]any
+	// StateKeyOrder holds, by State key, the key-order hint of the value
+	// (see Session.StateKeyOrder): the order its dicts were written in.
+	StateKeyOrder map[string]json.RawMessage
 }
 
 // GetRequest names the session to read and which events to return.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -28,8 +29,11 @@ type Session struct {
 	AppName string
 	UserID  string
 
-	mu         sync.RWMutex
-	state      map[string]any
+	mu    sync.RWMutex
+	state map[string]any
+	// stateOrder holds the key-order hints (internal/keyorder) of state
+	// values whose dicts were written in an order other than sorted.
+	stateOrder map[string]json.RawMessage
 	events     []*Event
 	lastUpdate time.Time
 	revision   uint64
@@ -91,10 +95,40 @@ func (s *Session) State() map[string]any {
 	return maps.Clone(s.state)
 }
 
-func (s *Session) setState(key string, v any) {
+// StateKeyOrder returns the key-order hint of one state key's value: the
+// order its dicts were written in (Python keeps it), or nil when it is
+// sorted or unknown. See model.Response.KeyOrder for what a hint is.
+func (s *Session) StateKeyOrder(key string) json.RawMessage {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.stateOrder[key]
+}
+
+// SetStateKeyOrder gives the session the key-order hints of its state
+// values, by key; stores call it on a session New built, before handing
+// it out. orders is taken over, not copied.
+func (s *Session) SetStateKeyOrder(orders map[string]json.RawMessage) {
+	s.mu.Lock()
+	s.stateOrder = orders
+	s.mu.Unlock()
+}
+
+func (s *Session) setState(key string, v any, order json.RawMessage) {
 	s.mu.Lock()
 	s.state[key] = v
+	s.setOrderLocked(key, order)
 	s.mu.Unlock()
+}
+
+func (s *Session) setOrderLocked(key string, order json.RawMessage) {
+	if order == nil {
+		delete(s.stateOrder, key)
+		return
+	}
+	if s.stateOrder == nil {
+		s.stateOrder = map[string]json.RawMessage{}
+	}
+	s.stateOrder[key] = order
 }
 
 // Commit applies an appended event to this in-memory copy: every key of its
@@ -108,9 +142,11 @@ func (s *Session) Commit(e *Event, temp map[string]any, revision uint64) {
 	defer s.mu.Unlock()
 	for k, v := range temp {
 		s.state[k] = v
+		s.setOrderLocked(k, e.Actions.StateKeyOrder[k])
 	}
 	for k, v := range e.Actions.StateDelta {
 		s.state[k] = v
+		s.setOrderLocked(k, e.Actions.StateKeyOrder[k])
 	}
 	s.events = append(s.events, e)
 	s.lastUpdate = e.Timestamp
@@ -160,6 +196,54 @@ func SplitDelta(delta map[string]any) ScopedDelta {
 		}
 	}
 	return d
+}
+
+// ScopedKeyOrder is the key-order hints of a state delta split by scope,
+// as ScopedDelta splits the delta.
+type ScopedKeyOrder struct {
+	App, User, Session map[string]json.RawMessage
+}
+
+// SplitKeyOrder splits the hints of delta's values (by delta key) by
+// scope, as SplitDelta splits delta.
+func SplitKeyOrder(delta map[string]any, orders map[string]json.RawMessage) ScopedKeyOrder {
+	var o ScopedKeyOrder
+	for k, h := range orders {
+		if _, ok := delta[k]; !ok || h == nil {
+			continue
+		}
+		m := &o.Session
+		switch {
+		case strings.HasPrefix(k, AppPrefix):
+			m, k = &o.App, strings.TrimPrefix(k, AppPrefix)
+		case strings.HasPrefix(k, UserPrefix):
+			m, k = &o.User, strings.TrimPrefix(k, UserPrefix)
+		case strings.HasPrefix(k, TempPrefix):
+			continue
+		}
+		if *m == nil {
+			*m = map[string]json.RawMessage{}
+		}
+		(*m)[k] = h
+	}
+	return o
+}
+
+// MergeKeyOrder merges scoped hints as MergeState merges the state; nil
+// when there are none.
+func MergeKeyOrder(sessionOrder, appOrder, userOrder map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(sessionOrder)+len(appOrder)+len(userOrder) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(sessionOrder)+len(appOrder)+len(userOrder))
+	maps.Copy(out, sessionOrder)
+	for k, h := range appOrder {
+		out[AppPrefix+k] = h
+	}
+	for k, h := range userOrder {
+		out[UserPrefix+k] = h
+	}
+	return out
 }
 
 // MergeState builds the state a session shows: its own keys, then app and

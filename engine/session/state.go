@@ -1,8 +1,11 @@
 package session
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
+
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // State is the state view a callback or tool works through (google-adk's
@@ -90,8 +93,11 @@ func (st *State) RecordNestedWrites() {
 			st.actions.StateDelta = map[string]any{}
 		}
 		st.actions.StateDelta[key] = current
+		// Keys added in place go at the end, in Python, of a dict whose
+		// order is known; the hint's key check sorts such a dict instead.
+		order := st.keyOrder(key)
 		if st.session != nil {
-			st.session.setState(key, current)
+			st.session.setState(key, current, order)
 		}
 		st.snapshot(key, current)
 	}
@@ -123,16 +129,46 @@ func sameContainer(a, b any) bool {
 	return false
 }
 
-// Set writes key. A nil value is stored as null, as google-adk does.
-func (st *State) Set(key string, value any) {
+// Set writes key. A nil value is stored as null, as google-adk does. The
+// dicts of value print with sorted keys; SetOrdered keeps an order.
+func (st *State) Set(key string, value any) { st.SetOrdered(key, value, nil) }
+
+// SetOrdered writes key with the key-order hint of value (the JSON it was
+// decoded from, or its skeleton; see model.Response.KeyOrder), so that
+// its dicts print in that order where google-adk formats state into text
+// (instruction templates), as Python keeps a dict's insertion order.
+func (st *State) SetOrdered(key string, value any, order json.RawMessage) {
+	order = keyorder.Of(order)
 	if st.actions.StateDelta == nil {
 		st.actions.StateDelta = map[string]any{}
 	}
 	st.actions.StateDelta[key] = value
+	if order != nil {
+		if st.actions.StateKeyOrder == nil {
+			st.actions.StateKeyOrder = map[string]json.RawMessage{}
+		}
+		st.actions.StateKeyOrder[key] = order
+	} else {
+		delete(st.actions.StateKeyOrder, key)
+	}
 	if st.session != nil {
-		st.session.setState(key, value)
+		st.session.setState(key, value, order)
 	}
 	delete(st.snapshots, key)
+}
+
+// KeyOrder returns the key-order hint of key's value: the pending one,
+// else the session's; nil when none is known.
+func (st *State) KeyOrder(key string) json.RawMessage { return st.keyOrder(key) }
+
+func (st *State) keyOrder(key string) json.RawMessage {
+	if _, ok := st.actions.StateDelta[key]; ok {
+		return st.actions.StateKeyOrder[key]
+	}
+	if st.session == nil {
+		return nil
+	}
+	return st.session.StateKeyOrder(key)
 }
 
 // Delta returns the pending changes. It must not be modified.

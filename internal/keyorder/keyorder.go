@@ -98,6 +98,21 @@ func Sub(hint json.RawMessage, k string) json.RawMessage {
 	return Parse(hint).Field(k).Hint()
 }
 
+// FieldHints calls fn with the key and hint of every field of the JSON
+// object raw whose value needs a hint (a stored state object: the hint of
+// each state value). It parses raw once.
+func FieldHints(raw []byte, fn func(k string, hint json.RawMessage)) {
+	t := Parse(raw)
+	if t == nil || !t.obj || t.fields == nil {
+		return
+	}
+	for i, k := range t.keys {
+		if h := t.fields[i].Hint(); h != nil {
+			fn(k, h)
+		}
+	}
+}
+
 // Wrap returns the hint of the object {k: v} for the hint of v, or nil when
 // v has none.
 func Wrap(k string, hint json.RawMessage) json.RawMessage {

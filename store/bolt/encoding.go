@@ -1,12 +1,15 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"sync"
+
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // Keys are made of length-prefixed parts (uvarint length, then the bytes),
@@ -132,13 +135,15 @@ func decodeEventRecord(v []byte) (eventRecord, error) {
 
 // encodeDelta encodes each value of a state delta as JSON, before the
 // transaction, so the transaction only splices bytes.
-func encodeDelta(delta map[string]any) (map[string]json.RawMessage, error) {
+// A value's dicts are written in the order of its key-order hint in
+// orders (by delta key), so that decodeState finds that order again.
+func encodeDelta(delta map[string]any, orders map[string]json.RawMessage) (map[string]json.RawMessage, error) {
 	if len(delta) == 0 {
 		return nil, nil
 	}
 	out := make(map[string]json.RawMessage, len(delta))
 	for k, v := range delta {
-		b, err := json.Marshal(v)
+		b, err := keyorder.Marshal(v, orders[k])
 		if err != nil {
 			return nil, fmt.Errorf("state key %q: %w", k, err)
 		}
@@ -180,8 +185,10 @@ func mergeMembers(cur, delta map[string]json.RawMessage) ([]byte, map[string]jso
 	return b, m, err
 }
 
-// decodeState adds the keys of the JSON object b to into, under prefix.
-func decodeState(b []byte, prefix string, into map[string]any) error {
+// decodeState adds the keys of the JSON object b to into, under prefix,
+// and, if orders is not nil, the key-order hints of their values to
+// orders (values are stored with their dicts in their order: encodeDelta).
+func decodeState(b []byte, prefix string, into map[string]any, orders map[string]json.RawMessage) error {
 	if len(b) == 0 {
 		return nil
 	}
@@ -191,6 +198,11 @@ func decodeState(b []byte, prefix string, into map[string]any) error {
 	}
 	for k, v := range m {
 		into[prefix+k] = v
+	}
+	// Only a value holding an object can need a hint: a state without a
+	// nested '{' (strings may hold some too) is not scanned again.
+	if orders != nil && bytes.Count(b, []byte{'{'}) > 1 {
+		keyorder.FieldHints(b, func(k string, h json.RawMessage) { orders[prefix+k] = h })
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -60,7 +61,8 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		return nil, session.KeyError(req.AppName, req.UserID, id, err)
 	}
 	d := session.SplitDelta(req.State)
-	own, err := encodeDelta(d.Session)
+	o := session.SplitKeyOrder(req.State, req.StateKeyOrder)
+	own, err := encodeDelta(d.Session, o.Session)
 	if err != nil {
 		return fail(err)
 	}
@@ -68,11 +70,11 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	if err != nil {
 		return fail(err)
 	}
-	appDelta, err := encodeDelta(d.App)
+	appDelta, err := encodeDelta(d.App, o.App)
 	if err != nil {
 		return fail(err)
 	}
-	userDelta, err := encodeDelta(d.User)
+	userDelta, err := encodeDelta(d.User, o.User)
 	if err != nil {
 		return fail(err)
 	}
@@ -107,16 +109,18 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		return fail(err)
 	}
 	s.cache.put(string(key), header{rev: rev, lastUpdate: lastUpdate}, nil, nil, 0, ownState)
-	state := map[string]any{}
+	state, orders := map[string]any{}, map[string]json.RawMessage{}
 	for _, part := range []struct {
 		b      []byte
 		prefix string
 	}{{ownState, ""}, {appState, session.AppPrefix}, {userState, session.UserPrefix}} {
-		if err := decodeState(part.b, part.prefix, state); err != nil {
+		if err := decodeState(part.b, part.prefix, state, orders); err != nil {
 			return fail(s.db.corrupt("%v", err))
 		}
 	}
-	return session.New(req.AppName, req.UserID, id, state, nil, time.UnixMicro(lastUpdate), rev), nil
+	out := session.New(req.AppName, req.UserID, id, state, nil, time.UnixMicro(lastUpdate), rev)
+	out.SetStateKeyOrder(orders)
+	return out, nil
 }
 
 // mergeStored sets delta's keys in the JSON object stored under key in b
@@ -165,7 +169,7 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 		if !ok {
 			return session.ErrNotFound
 		}
-		state, err := s.state(tx, req.AppName, req.UserID, cur.state, nil, nil)
+		state, orders, err := s.state(tx, req.AppName, req.UserID, cur.state, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -186,6 +190,7 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 			}
 		}
 		out = session.New(req.AppName, req.UserID, req.SessionID, state, events, time.UnixMicro(cur.h.lastUpdate), cur.h.rev)
+		out.SetStateKeyOrder(orders)
 		return nil
 	})
 	if err != nil {
@@ -197,14 +202,15 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 	return out, nil
 }
 
-// state builds a session's merged state from its own JSON state and the
-// stored app and user states. appState and userState, if not nil, are
-// those states already decoded, with their prefixes (List decodes each
-// once); they are copied, not shared.
-func (s *SessionService) state(tx *bbolt.Tx, app, user string, own []byte, appState, userState map[string]any) (map[string]any, error) {
-	state := map[string]any{}
-	if err := decodeState(own, "", state); err != nil {
-		return nil, s.db.corrupt("%v", err)
+// state builds a session's merged state, and the key-order hints of its
+// values, from its own JSON state and the stored app and user states.
+// appState and userState, if not nil, are those states already decoded,
+// with their prefixes (List decodes each once), and sharedOrders their
+// hints; they are copied, not shared.
+func (s *SessionService) state(tx *bbolt.Tx, app, user string, own []byte, appState, userState map[string]any, sharedOrders ...map[string]json.RawMessage) (map[string]any, map[string]json.RawMessage, error) {
+	state, orders := map[string]any{}, map[string]json.RawMessage{}
+	if err := decodeState(own, "", state, orders); err != nil {
+		return nil, nil, s.db.corrupt("%v", err)
 	}
 	for _, scope := range []struct {
 		decoded map[string]any
@@ -218,11 +224,14 @@ func (s *SessionService) state(tx *bbolt.Tx, app, user string, own []byte, appSt
 			}
 			continue
 		}
-		if err := decodeState(tx.Bucket(scope.bucket).Get(scope.key), scope.prefix, state); err != nil {
-			return nil, s.db.corrupt("%v", err)
+		if err := decodeState(tx.Bucket(scope.bucket).Get(scope.key), scope.prefix, state, orders); err != nil {
+			return nil, nil, s.db.corrupt("%v", err)
 		}
 	}
-	return state, nil
+	for _, o := range sharedOrders {
+		maps.Copy(orders, o)
+	}
+	return state, orders, nil
 }
 
 // chain calls fn for the session's events in the log, from last back,
@@ -350,11 +359,12 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) ([]
 	}
 	var out []*session.Session
 	err := s.db.view(func(tx *bbolt.Tx) error {
-		appState := map[string]any{}
-		if err := decodeState(tx.Bucket(bucketAppState).Get(appKey(req.AppName)), session.AppPrefix, appState); err != nil {
+		appState, appOrders := map[string]any{}, map[string]json.RawMessage{}
+		if err := decodeState(tx.Bucket(bucketAppState).Get(appKey(req.AppName)), session.AppPrefix, appState, appOrders); err != nil {
 			return s.db.corrupt("%v", err)
 		}
 		userStates := map[string]map[string]any{}
+		userOrders := map[string]map[string]json.RawMessage{}
 		// Tail entries supersede the header and state in sessions; the
 		// tail is small, so read those under prefix once.
 		tails := map[string]staged{}
@@ -396,16 +406,19 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) ([]
 			userState := userStates[user]
 			if userState == nil {
 				userState = map[string]any{}
-				if err := decodeState(tx.Bucket(bucketUserState).Get(userKey(app, user)), session.UserPrefix, userState); err != nil {
+				userOrders[user] = map[string]json.RawMessage{}
+				if err := decodeState(tx.Bucket(bucketUserState).Get(userKey(app, user)), session.UserPrefix, userState, userOrders[user]); err != nil {
 					return s.db.corrupt("%v", err)
 				}
 				userStates[user] = userState
 			}
-			state, err := s.state(tx, app, user, own, appState, userState)
+			state, orders, err := s.state(tx, app, user, own, appState, userState, appOrders, userOrders[user])
 			if err != nil {
 				return err
 			}
-			out = append(out, session.New(app, user, id, state, nil, time.UnixMicro(h.lastUpdate), h.rev))
+			sess := session.New(app, user, id, state, nil, time.UnixMicro(h.lastUpdate), h.rev)
+			sess.SetStateKeyOrder(orders)
+			out = append(out, sess)
 		}
 		return nil
 	})
@@ -508,15 +521,16 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 		return fail(fmt.Errorf("encode event %s: %w", stored.ID, err))
 	}
 	d := session.SplitDelta(stored.Actions.StateDelta)
-	own, err := encodeDelta(d.Session)
+	o := session.SplitKeyOrder(stored.Actions.StateDelta, stored.Actions.StateKeyOrder)
+	own, err := encodeDelta(d.Session, o.Session)
 	if err != nil {
 		return fail(err)
 	}
-	appDelta, err := encodeDelta(d.App)
+	appDelta, err := encodeDelta(d.App, o.App)
 	if err != nil {
 		return fail(err)
 	}
-	userDelta, err := encodeDelta(d.User)
+	userDelta, err := encodeDelta(d.User, o.User)
 	if err != nil {
 		return fail(err)
 	}

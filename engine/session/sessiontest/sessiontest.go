@@ -866,6 +866,52 @@ func testAppendFreshCopies(t *testing.T, svc session.Service) {
 // DatabaseSessionService does, cannot keep it: jsonb reorders keys.
 func RunKeyOrder(t *testing.T, newService func(t *testing.T) session.Service) {
 	t.Run("AppendEvent/KeyOrder", func(t *testing.T) { testEventKeyOrder(t, newService(t)) })
+	t.Run("State/KeyOrder", func(t *testing.T) { testStateKeyOrder(t, newService(t)) })
+}
+
+// testStateKeyOrder: the key-order hints of state values (the order their
+// dicts were written in), in every scope, come back from Create, Get and
+// List; a value written again without one loses it.
+func testStateKeyOrder(t *testing.T, svc session.Service) {
+	profile := json.RawMessage(`{"name":0,"address":{"zip":0,"city":0}}`)
+	prefs := json.RawMessage(`{"theme":0,"alerts":[{"kind":0,"at":0}]}`)
+	flags := json.RawMessage(`{"b":0,"a":0}`)
+	s, err := svc.Create(t.Context(), &session.CreateRequest{AppName: app, UserID: u1, SessionID: "s1",
+		State: map[string]any{
+			"profile":    map[string]any{"name": "Ada", "address": map[string]any{"zip": "0150", "city": "Oslo"}},
+			"user:prefs": map[string]any{"theme": "dark", "alerts": []any{map[string]any{"kind": "sms", "at": 9}}},
+			"app:flags":  map[string]any{"b": true, "a": false},
+			"plain":      map[string]any{"a": 1, "b": 2},
+		},
+		StateKeyOrder: map[string]json.RawMessage{"profile": profile, "user:prefs": prefs, "app:flags": flags},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"profile": string(profile), "user:prefs": string(prefs), "app:flags": string(flags), "plain": ""}
+	check := func(what string, s *session.Session) {
+		t.Helper()
+		for k, w := range want {
+			if h := s.StateKeyOrder(k); string(h) != w {
+				t.Errorf("%s: StateKeyOrder(%q) = %s, want %s", what, k, h, w)
+			}
+		}
+	}
+	check("Create", s)
+	check("Get", get(t, svc, app, u1, "s1"))
+	cart := json.RawMessage(`{"zucchini":0,"apple":0}`)
+	e := newEvent("e1", ms(base(), 1), map[string]any{
+		"cart":    map[string]any{"zucchini": 2, "apple": 3},
+		"profile": map[string]any{"name": "Bo"},
+	})
+	e.Actions.StateKeyOrder = map[string]json.RawMessage{"cart": cart}
+	appendOK(t, svc, s, e)
+	want["cart"], want["profile"] = string(cart), ""
+	check("the appending session", s)
+	check("Get after AppendEvent", get(t, svc, app, u1, "s1"))
+	for _, l := range list(t, svc, app, u1) {
+		check("List", l)
+	}
 }
 
 func testEventKeyOrder(t *testing.T, svc session.Service) {
