@@ -18,6 +18,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/host/appdef"
@@ -357,3 +358,69 @@ func TestMCPPythonServer(t *testing.T) {
 }
 
 func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestMCPToolsetMatchesADK: the same server's tools through adkhost as
+// through google-adk 2.13's McpToolset (testdata/mcp/adk_golden.json,
+// written by adk_golden.py): the declarations and system instruction the
+// model gets, and the function responses of a call that succeeds and one
+// that fails.
+func TestMCPToolsetMatchesADK(t *testing.T) {
+	python, script := pythonServer(t)
+	var golden struct {
+		Declarations      []any  `json:"declarations"`
+		SystemInstruction string `json:"system_instruction"`
+		Responses         []struct {
+			Name     string         `json:"name"`
+			Response map[string]any `json:"response"`
+		} `json:"responses"`
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "mcp", "adk_golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &golden); err != nil {
+		t.Fatal(err)
+	}
+	e := noModules()
+	e.AllowStdioMCP = true
+	entry := strings.Replace(stdioEntry(python, script), "    args:\n", "    args:\n      tool_name_prefix: py\n", 1)
+	fs := files("root_agent.yaml", "name: mcp_agent\nmodel: scripted\ninstruction: Use the MCP tools.\ntools:\n"+entry, "scripted_model.yaml", `
+responses:
+  - function_calls: [{name: py_multiply, args: {a: 6, b: 7}}]
+  - function_calls: [{name: py_refuse, args: {reason: nope}}]
+  - text: done
+`)
+	app := load(t, "a", fs, e)
+	r, _ := newRunner(t, app)
+	var got []map[string]any
+	for ev, err := range r.Run(t.Context(), "u", "s", genai.NewContentFromText("go", genai.RoleUser), engine.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fr := range ev.FunctionResponses() {
+			got = append(got, map[string]any{"name": fr.Name, "response": fr.Response})
+		}
+	}
+	if g, w := jsonOf(got), jsonOf(golden.Responses); g != w {
+		t.Errorf("function responses\n got %s\nwant %s", g, w)
+	}
+	reqs := app.Root.(*engine.LlmAgent).Config().Model.(interface{ Requests() []*model.Request }).Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	req := reqs[0]
+	var decls []any
+	for _, tl := range req.Config.Tools {
+		for _, d := range tl.FunctionDeclarations {
+			var v any
+			json.Unmarshal([]byte(jsonOf(d)), &v)
+			decls = append(decls, v)
+		}
+	}
+	if g, w := jsonOf(decls), jsonOf(golden.Declarations); g != w {
+		t.Errorf("declarations\n got %s\nwant %s", g, w)
+	}
+	if g := req.SystemInstructionText(); g != golden.SystemInstruction {
+		t.Errorf("system instruction\n got %q\nwant %q", g, golden.SystemInstruction)
+	}
+}

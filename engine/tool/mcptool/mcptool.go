@@ -49,6 +49,10 @@ const (
 	// DefaultMaxResponseBytes bounds one message from the server (a tool
 	// list page, a call's result).
 	DefaultMaxResponseBytes = 4 << 20
+	// DefaultProtocolVersion is offered in the initialize handshake: the
+	// newest version of that handshake, which google-adk 2.13 speaks unless
+	// ADK_ENABLE_MCP_MODERN_PROTOCOL is set.
+	DefaultProtocolVersion = "2025-11-25"
 )
 
 // StdioServer is a server run as a local process, spoken to over its
@@ -108,6 +112,10 @@ type Config struct {
 	// across invocations (google-adk's tool_list_cache_ttl_seconds); 0
 	// lists once per invocation.
 	ListCacheTTL time.Duration
+	// ProtocolVersion is the MCP version offered; "" means
+	// DefaultProtocolVersion. "2026-07-28" selects the stateless protocol
+	// (server/discover), falling back to the handshake.
+	ProtocolVersion string
 	// Name names the toolset in logs; "" means the server's URL or command.
 	Name string
 	// Logger receives the session's events and a stdio server's stderr;
@@ -161,6 +169,7 @@ func New(cfg Config) (*Toolset, error) {
 	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
 	cfg.MaxTools = cmp.Or(cfg.MaxTools, DefaultMaxTools)
 	cfg.MaxResponseBytes = cmp.Or(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	cfg.ProtocolVersion = cmp.Or(cfg.ProtocolVersion, DefaultProtocolVersion)
 	ts := &Toolset{cfg: cfg, name: cfg.Name, log: cfg.Logger, byInvocation: map[string][]tool.Tool{}}
 	if ts.log == nil {
 		ts.log = slog.New(slog.DiscardHandler)

@@ -176,7 +176,7 @@ func (s *sessions) connect(ctx context.Context) (*live, error) {
 	})
 	// The caller's cancellation ends the handshake too.
 	stop := context.AfterFunc(ctx, cancel)
-	cs, err := s.client.Connect(sctx, t, nil)
+	cs, err := s.client.Connect(sctx, t, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	stop()
 	if !timer.Stop() {
 		tmu.Lock()
