@@ -142,6 +142,16 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 			e := engine.Example{Input: buildContent(ex.Input)}
 			for _, o := range ex.Output {
 				e.Output = append(e.Output, buildContent(o))
+				hints := make([]json.RawMessage, len(o.Parts))
+				for i, p := range o.Parts {
+					switch {
+					case p.Call != nil:
+						hints[i] = p.Call.ArgsOrder
+					case p.Response != nil:
+						hints[i] = p.Response.ResponseOrder
+					}
+				}
+				e.KeyOrder = append(e.KeyOrder, hints)
 			}
 			et.Examples = append(et.Examples, e)
 		}

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/internal/keyorder"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
@@ -18,6 +21,19 @@ import (
 type Example struct {
 	Input  *genai.Content
 	Output []*genai.Content
+	// KeyOrder keeps, by output content and part, the key order of a
+	// function call's args or a function response's dict (a hint of
+	// package internal/keyorder, which their Go maps lose); Python prints
+	// them in the order they were written. Missing hints print keys sorted.
+	KeyOrder [][]json.RawMessage
+}
+
+// hint is the key-order hint of output content c, part p.
+func (e *Example) hint(c, p int) json.RawMessage {
+	if c < len(e.KeyOrder) && p < len(e.KeyOrder[c]) {
+		return e.KeyOrder[c][p]
+	}
+	return nil
 }
 
 // ExampleTool is google-adk's ExampleTool: it has no declaration and is
@@ -73,8 +89,8 @@ const (
 // name(k='v', n=1) and a function response as Python prints the
 // FunctionResponse's fields, fenced with ``` for Gemini models (any name
 // containing "gemini-") and ```tool_code / ```tool_outputs otherwise.
-// Arguments and response keys come in sorted order (Python keeps the
-// order they were written in).
+// Arguments and response keys come in the order of the example's KeyOrder
+// hints, else sorted.
 func ExamplesInstruction(examples []Example, modelName string) string {
 	gemini := strings.Contains(modelName, "gemini-")
 	var b strings.Builder
@@ -92,7 +108,7 @@ func ExamplesInstruction(examples []Example, modelName string) string {
 			b.WriteString(strings.Join(texts, "\n") + "\n")
 		}
 		previous := ""
-		for _, c := range ex.Output {
+		for ci, c := range ex.Output {
 			if c == nil {
 				continue
 			}
@@ -104,7 +120,7 @@ func ExamplesInstruction(examples []Example, modelName string) string {
 				b.WriteString(role)
 			}
 			previous = role
-			for _, p := range c.Parts {
+			for pi, p := range c.Parts {
 				switch {
 				case p == nil:
 				case p.FunctionCall != nil:
@@ -112,13 +128,13 @@ func ExamplesInstruction(examples []Example, modelName string) string {
 					if gemini {
 						fence = exampleGeminiFence
 					}
-					b.WriteString(fence + p.FunctionCall.Name + "(" + exampleArgs(p.FunctionCall.Args) + ")" + exampleFenceCloseAfter)
+					b.WriteString(fence + p.FunctionCall.Name + "(" + exampleArgs(p.FunctionCall.Args, ex.hint(ci, pi)) + ")" + exampleFenceCloseAfter)
 				case p.FunctionResponse != nil:
 					fence := exampleResponseFence
 					if gemini {
 						fence = exampleGeminiFence
 					}
-					b.WriteString(fence + functionResponseDict(p.FunctionResponse) + exampleFenceCloseAfter)
+					b.WriteString(fence + functionResponseDict(p.FunctionResponse, ex.hint(ci, pi)) + exampleFenceCloseAfter)
 				case p.Text != "":
 					b.WriteString(p.Text + "\n")
 				}
@@ -131,21 +147,22 @@ func ExamplesInstruction(examples []Example, modelName string) string {
 }
 
 // exampleArgs writes arguments as google-adk does: k='v' for a string (not
-// escaped), k=str(v) otherwise.
-func exampleArgs(args map[string]any) string {
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range args {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+// escaped), k=str(v) otherwise, in the order of hint (else sorted).
+func exampleArgs(args map[string]any, hint json.RawMessage) string {
+	keys, trees := keyorder.Parse(hint).Order(args)
+	if keys == nil {
+		keys = slices.Sorted(maps.Keys(args))
+	}
 	out := make([]string, len(keys))
 	for i, k := range keys {
+		var sub json.RawMessage
+		if trees != nil {
+			sub = trees[i].Hint()
+		}
 		if s, ok := args[k].(string); ok {
 			out[i] = k + "='" + s + "'"
 		} else {
-			out[i] = k + "=" + pyfmt.Str(args[k])
+			out[i] = k + "=" + pyfmt.StrOrdered(args[k], sub)
 		}
 	}
 	return strings.Join(out, ", ")
@@ -153,7 +170,7 @@ func exampleArgs(args map[string]any) string {
 
 // functionResponseDict is what Python prints for a FunctionResponse's
 // __dict__ (google-genai 2.34's field order).
-func functionResponseDict(fr *genai.FunctionResponse) string {
+func functionResponseDict(fr *genai.FunctionResponse, hint json.RawMessage) string {
 	willContinue := "None"
 	if fr.WillContinue != nil {
 		willContinue = pyfmt.Repr(*fr.WillContinue)
@@ -174,7 +191,7 @@ func functionResponseDict(fr *genai.FunctionResponse) string {
 	}
 	response := "None"
 	if fr.Response != nil {
-		response = pyfmt.Repr(fr.Response)
+		response = pyfmt.StrOrdered(fr.Response, hint)
 	}
 	return "{'will_continue': " + willContinue + ", 'scheduling': " + scheduling + ", 'parts': " + parts +
 		", 'id': " + id + ", 'name': " + pyfmt.Repr(fr.Name) + ", 'response': " + response + "}"

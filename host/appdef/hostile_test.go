@@ -219,7 +219,7 @@ tools:
       examples:
         - input: {role: user, parts: [{text: Add 2 and 0.5.}]}
           output:
-            - {role: model, parts: [{function_call: {name: add, args: {a: 2, b: 0.5}}}]}
+            - {role: model, parts: [{function_call: {name: add, args: {b: 0.5, a: 2, o: {y: 1, x: 2}}}}]}
             - {role: user, parts: [{function_response: {name: add, response: {result: 2.5, n: 1}}}]}
             - {role: model, parts: [{text: It is 2.5.}]}
 `), "scripted_model.yaml": []byte("rules:\n  - respond: {text: ok}\n")}
@@ -230,7 +230,8 @@ tools:
 		t.Fatalf("tools = %#v", tools)
 	}
 	si := engine.ExamplesInstruction(et.Examples, "scripted")
-	for _, want := range []string{"[user]\nAdd 2 and 0.5.\n[model]\n```tool_code\nadd(a=2, b=0.5)\n```\n", "'response': {'n': 1, 'result': 2.5}}", "[model]\nIt is 2.5.\nEnd example"} {
+	// Python keeps the keys in the order written, and prints 2 as 2.
+	for _, want := range []string{"[user]\nAdd 2 and 0.5.\n[model]\n```tool_code\nadd(b=0.5, a=2, o={'y': 1, 'x': 2})\n```\n", "'response': {'result': 2.5, 'n': 1}}", "[model]\nIt is 2.5.\nEnd example"} {
 		if !strings.Contains(si, want) {
 			t.Errorf("instruction lacks %q:\n%s", want, si)
 		}

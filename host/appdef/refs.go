@@ -1,6 +1,7 @@
 package appdef
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/engine/tool/geminitool"
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // builtinTools maps the google-adk built-in tool names adkhost has to
@@ -314,7 +316,7 @@ func (l *loader) parseExampleTool(t *toolRef, args *entry) bool {
 			switch f.key {
 			case "input":
 				hasInput = true
-				ex.Input = l.exampleContent(f.val)
+				ex.Input, _ = l.exampleContent(f.val)
 				good = good && ex.Input != nil
 			case "output":
 				outs, ok := f.val.list()
@@ -324,9 +326,10 @@ func (l *loader) parseExampleTool(t *toolRef, args *entry) bool {
 					continue
 				}
 				for _, o := range outs {
-					c := l.exampleContent(o)
+					c, hints := l.exampleContent(o)
 					good = good && c != nil
 					ex.Output = append(ex.Output, c)
+					ex.KeyOrder = append(ex.KeyOrder, hints)
 				}
 			default:
 				l.add(f.keyAt.errf("unknown field %q%s", f.key, didYouMean(f.key, []string{"input", "output"})))
@@ -347,13 +350,15 @@ func (l *loader) parseExampleTool(t *toolRef, args *entry) bool {
 }
 
 // exampleContent decodes a genai Content of an example, keeping integers
-// of function call arguments and responses apart from floats, since the
-// examples print them as Python does (1, not 1.0).
-func (l *loader) exampleContent(v val) *genai.Content {
+// of function call arguments and responses apart from floats, and their
+// key order by part (hints of internal/keyorder), since the examples print
+// them as Python does (1, not 1.0; keys as written).
+func (l *loader) exampleContent(v val) (*genai.Content, []json.RawMessage) {
 	c := &genai.Content{}
 	if !l.decodeTyped(v, c) {
-		return nil
+		return nil, nil
 	}
+	hints := make([]json.RawMessage, len(c.Parts))
 	fields, _ := v.mapping()
 	for _, f := range fields {
 		if f.key != "parts" {
@@ -371,14 +376,45 @@ func (l *loader) exampleContent(v val) *genai.Content {
 					switch {
 					case (e.key == "function_call" || e.key == "functionCall") && x.key == "args" && c.Parts[i].FunctionCall != nil:
 						c.Parts[i].FunctionCall.Args, _ = exactPlain(x.val).(map[string]any)
+						hints[i] = keyorder.Of(orderedJSON(nil, x.val))
 					case (e.key == "function_response" || e.key == "functionResponse") && x.key == "response" && c.Parts[i].FunctionResponse != nil:
 						c.Parts[i].FunctionResponse.Response, _ = exactPlain(x.val).(map[string]any)
+						hints[i] = keyorder.Of(orderedJSON(nil, x.val))
 					}
 				}
 			}
 		}
 	}
-	return c
+	return c, hints
+}
+
+// orderedJSON appends v as JSON with its mappings' keys in the order
+// written, for a key-order hint.
+func orderedJSON(b []byte, v val) []byte {
+	if m, ok := v.mapping(); ok {
+		b = append(b, '{')
+		for i, e := range m {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			k, _ := json.Marshal(e.key)
+			b = append(append(b, k...), ':')
+			b = orderedJSON(b, e.val)
+		}
+		return append(b, '}')
+	}
+	if items, ok := v.list(); ok {
+		b = append(b, '[')
+		for i, it := range items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = orderedJSON(b, it)
+		}
+		return append(b, ']')
+	}
+	// Scalars only shape the hint; their values are not kept.
+	return append(b, '0')
 }
 
 // exactPlain is v.plain() with integers as int64.
