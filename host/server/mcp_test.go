@@ -44,8 +44,8 @@ func counterWasm(t testing.TB) []byte {
 }
 
 // counterApp is an app whose agent has the counter module's tools (all of
-// them, or those named), with state and artifacts granted and a short
-// time limit.
+// them, or those named) and its before_tool callback, with state and
+// artifacts granted and a short time limit.
 func counterApp(tools ...string) map[string]string {
 	y := "name: tools_agent\nmodel: scripted\ninstruction: Use the tools.\ntools:\n"
 	if len(tools) == 0 {
@@ -54,6 +54,7 @@ func counterApp(tools ...string) map[string]string {
 	for _, t := range tools {
 		y += "  - {module: counter, tool: " + t + "}\n"
 	}
+	y += "before_tool_callbacks:\n  - {module: counter, hook: before_tool}\n"
 	y += "adkhost:\n  modules:\n    counter:\n      grants: {state: true, artifacts: true}\n      limits: {timeout: 300ms}\n"
 	return map[string]string{"root_agent.yaml": y, "scripted_model.yaml": "rules:\n  - respond: {text: unused}\n"}
 }
@@ -182,6 +183,10 @@ func TestMCPServesModuleTools(t *testing.T) {
 	if res := callTool(t, cs, "add", map[string]any{"n": -40}); resultText(res) != `{"total":5}` {
 		t.Errorf("after 4 concurrent adds of 10 and one of -40: %s, want a total of 5", resultText(res))
 	}
+	// The agent's before_tool callback answers for the tool, as in a run.
+	if res := callTool(t, cs, "add", map[string]any{"n": 5000}); res.IsError || resultText(res) != `{"refused":"n over 1000"}` {
+		t.Errorf("add of 5000: isError=%v %s, want the callback's refusal", res.IsError, resultText(res))
+	}
 	// Arguments must be an object.
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add", Arguments: []any{1}}); err == nil || !strings.Contains(err.Error(), "JSON object") {
 		t.Errorf("array arguments: err = %v, want a protocol error", err)
@@ -197,8 +202,8 @@ func TestMCPServesModuleTools(t *testing.T) {
 	if st, _ := json.Marshal(sess["state"]); string(st) != `{"count":5}` {
 		t.Errorf("session state = %s", st)
 	}
-	if evs, _ := sess["events"].([]any); len(evs) != 16 {
-		t.Errorf("session has %d events, want 16 (call and response per tool call)", len(evs))
+	if evs, _ := sess["events"].([]any); len(evs) != 18 {
+		t.Errorf("session has %d events, want 18 (call and response per tool call)", len(evs))
 	} else if md, _ := json.Marshal(evs[1].(map[string]any)["customMetadata"]); !strings.Contains(string(md), `"adkhost_mcp_client":"adkhost-test"`) {
 		t.Errorf("customMetadata = %s", md)
 	}

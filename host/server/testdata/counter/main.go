@@ -1,6 +1,8 @@
 // Command counter is the test guest of the MCP server tests: tools that use
-// session state and artifacts, fail, or never return, so the tests can see
-// that a tool called over MCP gets its session, its grants and its limits.
+// session state and artifacts, fail, or never return, and a before_tool
+// callback that refuses large additions, so the tests can see that a tool
+// called over MCP gets its session, its grants, its limits and the app's
+// callbacks.
 package main
 
 import (
@@ -19,6 +21,15 @@ func init() {
 	adkhost.Tool("note", "Saves text as the artifact note.txt and returns its version.", note)
 	adkhost.Tool("fail", "Always fails with the given message.", fail)
 	adkhost.Tool("spin", "Loops forever (the sandbox's time limit stops it).", spin)
+	adkhost.BeforeTool(limitAdd)
+}
+
+// limitAdd answers for add instead of the tool when n is over 1000.
+func limitAdd(ctx adkhost.ToolContext, args map[string]any) (map[string]any, error) {
+	if n, _ := args["n"].(float64); ctx.Tool.Name == "add" && n > 1000 {
+		return map[string]any{"refused": "n over 1000"}, nil
+	}
+	return nil, nil
 }
 
 type addArgs struct {
