@@ -225,7 +225,7 @@ func TestCallbacksAndPlugin(t *testing.T) {
 	logs := &logLines{}
 	guard := load(t, rt, buildModule(t, "tests/guard.ts"), host.ModuleConfig{Logger: slog.New(logs), Grants: sandbox.Grants{State: true}})
 	plug := load(t, rt, buildModule(t, "tests/plugin.ts"), host.ModuleConfig{Logger: slog.New(logs)})
-	if h := guard.Describe().Hooks; fmt.Sprint(h) != "[before_model after_tool]" {
+	if h := guard.Describe().Hooks; fmt.Sprint(h) != "[before_agent before_model after_tool]" {
 		t.Errorf("guard hooks %v", h)
 	}
 	if h := plug.Describe().Hooks; fmt.Sprint(h) != "[before_agent before_tool on_user_message before_run on_event after_run]" {
@@ -233,7 +233,7 @@ func TestCallbacksAndPlugin(t *testing.T) {
 	}
 	cb := guard.Callbacks()
 	w := testkit.NewWorldWith(t, testkit.Options{Memory: memory.NewInMemoryService()},
-		engine.LlmAgentConfig{Tools: tools.Tools(), BeforeModel: cb.BeforeModel, AfterTool: cb.AfterTool},
+		engine.LlmAgentConfig{Tools: tools.Tools(), BeforeAgent: cb.BeforeAgent, BeforeModel: cb.BeforeModel, AfterTool: cb.AfterTool},
 		[]callbacks.Plugin{plug.Plugin()},
 		testkit.Calls(testkit.Call("c1", "context_tour", map[string]any{"note": "quiet"})), testkit.Reply("ok"),
 		testkit.Reply("fine"))
@@ -267,7 +267,7 @@ func TestCallbacksAndPlugin(t *testing.T) {
 	if len(evs) != 1 || last[len(last)-1].Parts[0].Text != "quiet please" {
 		t.Errorf("on_user_message's rewrite did not reach the model: %+v", last[len(last)-1].Parts[0])
 	}
-	for _, line := range []string{"WARN blocked for agent root", "INFO run of u starts", "INFO agent root starts", "INFO run e-"} {
+	for _, line := range []string{"WARN blocked for agent root", "INFO run of u starts", "INFO agent root starts", "INFO agent root begins", "INFO run e-"} {
 		if !strings.Contains(logs.all(), line) {
 			t.Errorf("log lines lack %q:\n%s", line, logs.all())
 		}

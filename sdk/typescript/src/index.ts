@@ -123,10 +123,12 @@ export function tool<A = Record<string, unknown>, R = unknown>(opts: ToolOptions
 }
 
 /**
- * Declares an agent callback for the hook named as in ABI.md
- * (beforeModel, afterTool, ... or before_model, after_tool, ...), called
- * with one object as adk-js calls an LlmAgent's callbacks:
+ * Declares an agent callback for the hook named as adk-js or ABI.md names
+ * it (beforeModel, afterTool, ... or before_model, after_tool, ...), called
+ * as adk-js calls an LlmAgent's callbacks: the context for beforeAgent and
+ * afterAgent, one object for the others:
  *
+ *     callback("beforeAgent", (context) => { ... });
  *     callback("beforeModel", ({ context, request }) => { ... });
  */
 export function callback<H extends AgentHook>(hook: H, fn: Callback<H>): void {

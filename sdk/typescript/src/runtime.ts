@@ -22,9 +22,11 @@ export const AGENT_HOOKS = {
 export type AgentHook = keyof typeof AGENT_HOOKS | (typeof AGENT_HOOKS)[keyof typeof AGENT_HOOKS];
 
 type R<T> = T | undefined | void | Promise<T | undefined | void>;
+// What each callback receives: the context itself for the agent hooks,
+// one object for the others, as adk-js's LlmAgent calls them.
 interface CallbackArgs {
-  beforeAgent: { context: Context };
-  afterAgent: { context: Context };
+  beforeAgent: Context;
+  afterAgent: Context;
   beforeModel: { context: Context; request: LlmRequest };
   afterModel: { context: Context; response: LlmResponse };
   onModelError: { context: Context; request: LlmRequest; error: Error };
@@ -38,7 +40,7 @@ type CallbackResult = {
   beforeAgent: Content; afterAgent: Content; beforeModel: LlmResponse; afterModel: LlmResponse; onModelError: LlmResponse;
   beforeTool: Msg; afterTool: Msg; onToolError: Msg;
 };
-/** An agent callback: one object argument, as adk-js's LlmAgent passes. */
+/** An agent callback, called as adk-js's LlmAgent calls it. */
 export type Callback<H extends AgentHook> = (args: CallbackArgs[CamelOf<H>]) => R<CallbackResult[CamelOf<H>]>;
 
 /**
@@ -283,7 +285,7 @@ function callbackHandler(hook: string, fn: Function): Handler {
     switch (hook) {
       case "before_agent":
       case "after_agent":
-        return after(fn({ context }), content);
+        return after(fn(context), content);
       case "before_model": {
         const request = msg.request ?? {};
         const before = JSON.stringify(request);

@@ -5,6 +5,10 @@ import { callback, capabilities } from "adkhost";
 
 capabilities("state");
 
+callback("beforeAgent", (context) => {
+  context.log(`agent ${context.agentName} begins`);
+});
+
 callback("beforeModel", ({ context, request }) => {
   const last = request.contents?.[request.contents.length - 1];
   const text: string = last?.parts?.[0]?.text ?? "";
