@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,4 +171,54 @@ func TestServePostgresConcurrentRuns(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs answered 200, %d lost the race with 409", 20-conflicts, conflicts)
+}
+
+// TestServePostgresReplicaKilled: a replica killed with SIGKILL while it
+// runs a turn leaves the session whole: the other replica reads it (every
+// stored event decodes) and holds the next turns.
+func TestServePostgresReplicaKilled(t *testing.T) {
+	url := pgtest.Database(t)
+	dir := t.TempDir()
+	b := startServer(t, filepath.Join(dir, "b"), "--store", url, "--admin-token", "tok")
+	appDir := filepath.Join(dir, "chat")
+	os.MkdirAll(appDir, 0o755)
+	os.WriteFile(filepath.Join(appDir, "root_agent.yaml"), []byte("name: chat\nmodel: scripted\ninstruction: Echo.\n"), 0o644)
+	os.WriteFile(filepath.Join(appDir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'echo: {{text}}'}\n"), 0o644)
+	if out, errOut, err := cli(t, "app", "register", appDir, "--name", "chat", "--server", b.url, "--token", "tok"); err != nil {
+		t.Fatalf("register: %v %s %s", err, out, errOut)
+	}
+	if st, body := call(t, "POST", b.url+"/apps/chat/users/u/sessions/s1", map[string]any{}, ""); st != 200 {
+		t.Fatalf("create session: %d %s", st, body)
+	}
+	for i, delay := range []time.Duration{0, 3 * time.Millisecond, 10 * time.Millisecond} {
+		a := startServer(t, filepath.Join(dir, fmt.Sprintf("a%d", i)), "--store", url, "--admin-token", "tok")
+		waitApp(t, a, "chat", true)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			body, _ := json.Marshal(runMsg("chat", "s1", fmt.Sprintf("killed-%d", i)))
+			resp, err := http.Post(a.url+"/run", "application/json", bytes.NewReader(body))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		time.Sleep(delay)
+		a.cmd.Process.Kill()
+		<-a.done
+		<-done
+		text := fmt.Sprintf("after-%d", i)
+		st, body := call(t, "POST", b.url+"/run", runMsg("chat", "s1", text), "")
+		if st != 200 || answer(t, body) != "echo: "+text {
+			t.Fatalf("turn on b after a was killed (%v): %d %s", delay, st, body)
+		}
+	}
+	st, body := call(t, "GET", b.url+"/apps/chat/users/u/sessions/s1", nil, "")
+	if st != 200 {
+		t.Fatalf("get: %d %s", st, body)
+	}
+	for i := range 3 {
+		if !strings.Contains(string(body), fmt.Sprintf("echo: after-%d", i)) {
+			t.Errorf("answer after-%d missing from %s", i, body)
+		}
+	}
 }
