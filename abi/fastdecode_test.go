@@ -87,6 +87,12 @@ func TestFastDecodeTakes(t *testing.T) {
 			t.Errorf("fast path gave up on %s", c)
 		}
 	}
+	// The result's text, kept for the order of its keys, as on the strict
+	// path.
+	var kept ToolCallOutput
+	if !decodeFast([]byte(`{"abiVersion":1,"result": {"b":1,"a":[2]} ,"error":""}`), &kept) || string(kept.ResultJSON()) != `{"b":1,"a":[2]}` {
+		t.Errorf("fast path kept result text %q", kept.ResultJSON())
+	}
 	var v any
 	if !decodeFast([]byte(`"Paris"`), &v) || v != "Paris" {
 		t.Errorf("fast path on a state value: %#v", v)
