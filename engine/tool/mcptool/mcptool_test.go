@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -391,5 +392,24 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if n := srv.sessions.Load(); n != 1 {
 		t.Errorf("sessions: %d, want 1", n)
+	}
+}
+
+// TestStderrLog: a stdio server's stderr is logged by line, each line and
+// the number of lines bounded.
+func TestStderrLog(t *testing.T) {
+	var out strings.Builder
+	w := &lineLogger{log: slog.New(slog.NewTextHandler(&out, nil)), max: 10}
+	w.Write([]byte("first line that is long\nsec"))
+	w.Write([]byte("ond\n"))
+	for range maxStderrLines + 5 {
+		w.Write([]byte("x\n"))
+	}
+	s := out.String()
+	if !strings.Contains(s, `line="first line"`) || !strings.Contains(s, "line=second") {
+		t.Errorf("log: %.300s", s)
+	}
+	if n := strings.Count(s, "MCP server stderr"); n != maxStderrLines+1 {
+		t.Errorf("%d log lines, want %d", n, maxStderrLines+1)
 	}
 }

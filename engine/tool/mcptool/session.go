@@ -236,13 +236,17 @@ func stdioEnv(extra map[string]string) []string {
 }
 
 // lineLogger logs a stdio server's stderr line by line, each line cut at
-// max bytes.
+// max bytes, up to maxStderrLines lines per process (a chatty server
+// cannot flood the log).
 type lineLogger struct {
-	log *slog.Logger
-	max int
-	mu  sync.Mutex
-	buf []byte
+	log   *slog.Logger
+	max   int
+	mu    sync.Mutex
+	buf   []byte
+	lines int
 }
+
+const maxStderrLines = 1000
 
 func (w *lineLogger) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -261,7 +265,13 @@ func (w *lineLogger) Write(p []byte) (int, error) {
 
 func (w *lineLogger) flush() {
 	if len(w.buf) > 0 {
-		w.log.Info("MCP server stderr", "line", string(w.buf))
+		w.lines++
+		switch {
+		case w.lines <= maxStderrLines:
+			w.log.Info("MCP server stderr", "line", string(w.buf))
+		case w.lines == maxStderrLines+1:
+			w.log.Warn("MCP server stderr: further lines of this process are not logged", "lines", maxStderrLines)
+		}
 	}
 	w.buf = w.buf[:0]
 }
