@@ -130,6 +130,9 @@ func (LoadArtifactsTool) ProcessRequest(ctx callbacks.ToolContext, req *model.Re
 	for _, n := range names {
 		available[n] = true
 	}
+	// The names come from the model, which may repeat them: what one
+	// request carries is bounded (google-adk loads them all).
+	loaded, loadedBytes := 0, 0
 	for _, p := range req.Contents[len(req.Contents)-1].Parts {
 		if p == nil || p.FunctionResponse == nil || p.FunctionResponse.Name != loadArtifactsName {
 			continue
@@ -145,6 +148,10 @@ func (LoadArtifactsTool) ProcessRequest(ctx callbacks.ToolContext, req *model.Re
 				logger(ctx).Warn("artifact is not available in this session, skipping", "artifact", asked)
 				continue
 			}
+			if loaded >= maxLoadedArtifacts || loadedBytes >= maxLoadedArtifactBytes {
+				logger(ctx).Warn("load_artifacts: request already carries the most artifacts it may, skipping", "artifact", asked, "artifacts", loaded, "bytes", loadedBytes)
+				continue
+			}
 			part, err := loadListedArtifact(ctx, name)
 			if err != nil {
 				return err
@@ -153,6 +160,11 @@ func (LoadArtifactsTool) ProcessRequest(ctx callbacks.ToolContext, req *model.Re
 				logger(ctx).Warn("artifact not found, skipping", "artifact", name)
 				continue
 			}
+			loaded++
+			if part.InlineData != nil {
+				loadedBytes += len(part.InlineData.Data)
+			}
+			loadedBytes += len(part.Text)
 			req.Contents = append(req.Contents, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
 				{Text: "Artifact " + asked + " is:"},
 				SafeArtifactPart(part, asked),
@@ -161,6 +173,13 @@ func (LoadArtifactsTool) ProcessRequest(ctx callbacks.ToolContext, req *model.Re
 	}
 	return nil
 }
+
+// Bounds on the artifacts one request carries: their number and their
+// bytes (the artifact that crosses the byte bound is still sent).
+const (
+	maxLoadedArtifacts     = 256
+	maxLoadedArtifactBytes = 64 << 20
+)
 
 // loadListedArtifact loads the newest version of name, trying the user's
 // scope when a backend listed a user artifact under its bare name; nil for

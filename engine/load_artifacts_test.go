@@ -3,12 +3,19 @@ package engine_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"testing"
 
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
 )
 
 func docx(t *testing.T, xml string) []byte {
@@ -63,4 +70,61 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestLoadArtifactsBound: a model repeating a name cannot make one request
+// carry more than 256 artifacts.
+func TestLoadArtifactsBound(t *testing.T) {
+	svc := artifact.NewInMemoryService()
+	k := artifact.Key{AppName: "app", UserID: "u", SessionID: "s", Name: "a.txt"}
+	if _, err := svc.Save(context.Background(), k, &genai.Part{InlineData: &genai.Blob{MIMEType: "text/plain", Data: []byte("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]any, 1000)
+	for i := range names {
+		names[i] = "a.txt"
+	}
+	m := &contentsCounter{answers: []*genai.Content{
+		{Role: "model", Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: "c1", Name: "load_artifacts", Args: map[string]any{"artifact_names": names}}}}},
+		{Role: "model", Parts: []*genai.Part{{Text: "done"}}},
+	}}
+	agent, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "a", Model: m, Tools: []tool.Tool{engine.LoadArtifactsTool{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: agent, Sessions: session.NewInMemoryService(), Artifacts: svc, AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range r.Run(context.Background(), "u", "s", genai.NewContentFromText("read", genai.RoleUser), engine.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// user message, call, response, then 256 artifact contents.
+	if len(m.sizes) != 2 || m.sizes[0] != 1 || m.sizes[1] != 3+256 {
+		t.Errorf("request sizes = %v, want [1 259]", m.sizes)
+	}
+}
+
+// contentsCounter answers in order and records how many contents each
+// request had.
+type contentsCounter struct {
+	answers []*genai.Content
+	sizes   []int
+}
+
+func (m *contentsCounter) Name() string { return "gemini-2.5-flash" }
+
+func (m *contentsCounter) GenerateContent(_ context.Context, req *model.Request, _ bool) iter.Seq2[*model.Response, error] {
+	return func(yield func(*model.Response, error) bool) {
+		m.sizes = append(m.sizes, len(req.Contents))
+		if len(m.answers) == 0 {
+			yield(nil, errors.New("no answer left"))
+			return
+		}
+		c := m.answers[0]
+		m.answers = m.answers[1:]
+		yield(&model.Response{Content: c}, nil)
+	}
 }
