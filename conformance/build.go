@@ -88,6 +88,7 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 	}
 	if spec.OutputSchema != nil {
 		cfg.OutputSchema = modelJSONSchema(spec.OutputSchema)
+		cfg.OutputSchemaKeyOrder = modelSchemaKeyOrder(spec.OutputSchema)
 	}
 	cfg.Mode = engine.AgentMode(spec.Mode)
 	if spec.CodeExecutor == "built_in" {

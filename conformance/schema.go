@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode"
 )
@@ -151,4 +152,63 @@ func propSchema(p *PropSchema, defs map[string]any) (map[string]any, bool) {
 		}
 	}
 	return pyTypeSchema(p.Type), false
+}
+
+// modelSchemaKeyOrder is the key order of modelJSONSchema(m) as pydantic
+// writes it, for the parts that order a validated answer: the properties
+// of each model in field order (LlmAgentConfig.OutputSchemaKeyOrder).
+func modelSchemaKeyOrder(m *ModelSchema) json.RawMessage {
+	defs := map[string][]byte{}
+	var titles []string
+	b := modelSkeleton(nil, m, defs, &titles)
+	if len(titles) > 0 {
+		b = append(b[:len(b)-1], `,"$defs":{`...)
+		for i, t := range titles {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			kb, _ := json.Marshal(t)
+			b = append(b, kb...)
+			b = append(b, ':')
+			b = append(b, defs[t]...)
+		}
+		b = append(b, "}}"...)
+	}
+	return b
+}
+
+func modelSkeleton(b []byte, m *ModelSchema, defs map[string][]byte, titles *[]string) []byte {
+	b = append(b, `{"properties":{`...)
+	for i, p := range m.Props {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		kb, _ := json.Marshal(p.Name)
+		b = append(b, kb...)
+		b = append(b, ':')
+		inner := propSkeleton(p, defs, titles)
+		if m.Required[p.Name] {
+			b = append(b, inner...)
+		} else {
+			b = append(b, `{"anyOf":[`...)
+			b = append(b, inner...)
+			b = append(b, ",0]}"...)
+		}
+	}
+	return append(b, "}}"...)
+}
+
+func propSkeleton(p *PropSchema, defs map[string][]byte, titles *[]string) []byte {
+	switch {
+	case p.Type == "array" && p.Items != nil:
+		return append(append([]byte(`{"items":`), propSkeleton(p.Items, defs, titles)...), '}')
+	case p.Type == "object" && p.Object != nil:
+		if _, ok := defs[p.Object.Title]; !ok {
+			defs[p.Object.Title] = nil // placeholder against cycles
+			defs[p.Object.Title] = modelSkeleton(nil, p.Object, defs, titles)
+			*titles = append(*titles, p.Object.Title)
+		}
+		return []byte("0")
+	}
+	return []byte("0")
 }

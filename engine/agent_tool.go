@@ -148,7 +148,11 @@ func (t *AgentTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, er
 		return lastError, nil
 	}
 	if la, ok := t.Agent.(*LlmAgent); ok && la.cfg.OutputSchema != nil {
-		return validateOutput(la.cfg.OutputSchema, merged)
+		v, order, err := validateOutput(la.cfg.OutputSchema, la.cfg.OutputSchemaKeyOrder, merged)
+		if err != nil || order == nil {
+			return v, err
+		}
+		return tool.OrderedResult{Value: v, KeyOrder: order}, nil
 	}
 	return merged, nil
 }

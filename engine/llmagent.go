@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -52,6 +53,12 @@ type LlmAgentConfig struct {
 	GenerateContentConfig *genai.GenerateContentConfig
 	// OutputSchema is a JSON Schema the final answer must follow.
 	OutputSchema map[string]any
+	// OutputSchemaKeyOrder is the key order of OutputSchema as written
+	// (its JSON text, or a keyorder skeleton; see model.Response.KeyOrder),
+	// which the map lost: a validated answer's fields follow the declared
+	// order of its properties, as pydantic dumps a model. Without it they
+	// follow the schema's propertyOrdering, else sorted.
+	OutputSchemaKeyOrder json.RawMessage
 	// OutputKey stores the agent's final text (or parsed JSON with an
 	// OutputSchema) in session state under this key.
 	OutputKey                string
@@ -278,11 +285,12 @@ func (a *LlmAgent) maybeSaveOutput(ev *session.Event) error {
 	}
 	text := visibleText(ev.Content)
 	var value any = text
+	var valueOrder json.RawMessage
 	if a.cfg.OutputSchema != nil {
 		if strings.TrimSpace(text) == "" {
 			return nil
 		}
-		parsed, err := validateOutput(a.cfg.OutputSchema, text)
+		parsed, order, err := validateOutput(a.cfg.OutputSchema, a.cfg.OutputSchemaKeyOrder, text)
 		var verr *OutputValidationError
 		if errors.As(err, &verr) {
 			return err
@@ -290,11 +298,19 @@ func (a *LlmAgent) maybeSaveOutput(ev *session.Event) error {
 		if err != nil {
 			return nil // not JSON at all: nothing to store
 		}
-		value = parsed
+		value, valueOrder = parsed, order
 	}
 	if ev.Actions.StateDelta == nil {
 		ev.Actions.StateDelta = map[string]any{}
 	}
 	ev.Actions.StateDelta[a.cfg.OutputKey] = value
+	if valueOrder != nil {
+		if ev.Actions.StateKeyOrder == nil {
+			ev.Actions.StateKeyOrder = map[string]json.RawMessage{}
+		}
+		ev.Actions.StateKeyOrder[a.cfg.OutputKey] = valueOrder
+	} else {
+		delete(ev.Actions.StateKeyOrder, a.cfg.OutputKey)
+	}
 	return nil
 }

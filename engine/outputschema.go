@@ -3,12 +3,16 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
+	"github.com/adkhost/adkhost/internal/keyorder"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
@@ -77,27 +81,120 @@ func (e *OutputValidationError) ErrorCode() string { return "ValidationError" }
 
 // validateOutput parses the model's text against schema, as google-adk's
 // validate_schema does.
-func validateOutput(schema map[string]any, text string) (any, error) {
+//
+// It also returns the key-order hint of the result (see
+// model.Response.KeyOrder): pydantic dumps a model's fields in their
+// declared order, which schemaOrder (the key order of schema as written,
+// LlmAgentConfig.OutputSchemaKeyOrder) gives for each properties object.
+func validateOutput(schema map[string]any, schemaOrder json.RawMessage, text string) (any, json.RawMessage, error) {
 	parsed, err := parseJSONOutput(stripCodeFence(text))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	props, _ := schema["properties"].(map[string]any)
 	if schema["type"] != nil && schema["type"] != "object" || props == nil {
-		return parsed, nil
+		return parsed, nil, nil
 	}
 	title, _ := schema["title"].(string)
 	v := &schemaValidator{root: schema}
+	if t := keyorder.Parse(schemaOrder); t != nil {
+		v.declared = map[unsafe.Pointer][]string{}
+		v.recordDeclared(schema, t, 0)
+	}
 	out := v.model(schema, title, parsed, "")
 	if len(v.errs) > 0 {
-		return nil, &OutputValidationError{Model: title, Errors: v.errs}
+		return nil, nil, &OutputValidationError{Model: title, Errors: v.errs}
 	}
-	return out, nil
+	var order json.RawMessage
+	if v.dumped != nil {
+		order = keyorder.Of(appendSkeleton(nil, out, v.dumped))
+	}
+	return out, order, nil
 }
 
 type schemaValidator struct {
 	root map[string]any // for "$ref": "#/$defs/<Name>"
 	errs []fieldError
+	// declared holds, by properties map, its names in declared order (from
+	// the schema's key order); dumped, by output map, its keys in the
+	// order model set them.
+	declared map[unsafe.Pointer][]string
+	dumped   map[unsafe.Pointer][]string
+}
+
+// recordDeclared walks a schema beside the tree of its key order and
+// records the declared order of each properties object.
+func (v *schemaValidator) recordDeclared(node map[string]any, t *keyorder.Tree, depth int) {
+	if node == nil || t == nil || depth > 64 {
+		return
+	}
+	if props, ok := node["properties"].(map[string]any); ok && len(props) > 0 {
+		pt := t.Field("properties")
+		var names []string
+		for _, k := range pt.Keys() {
+			if _, ok := props[k]; ok {
+				names = append(names, k)
+			}
+		}
+		if len(names) == len(props) {
+			v.declared[reflect.ValueOf(props).UnsafePointer()] = names
+		}
+		for k, p := range props {
+			if m, ok := p.(map[string]any); ok {
+				v.recordDeclared(m, pt.Field(k), depth+1)
+			}
+		}
+	}
+	if items, ok := node["items"].(map[string]any); ok {
+		v.recordDeclared(items, t.Field("items"), depth+1)
+	}
+	if alts, ok := node["anyOf"].([]any); ok {
+		for i, a := range alts {
+			if m, ok := a.(map[string]any); ok {
+				v.recordDeclared(m, t.Field("anyOf").Item(i), depth+1)
+			}
+		}
+	}
+	if defs, ok := node["$defs"].(map[string]any); ok {
+		for k, d := range defs {
+			if m, ok := d.(map[string]any); ok {
+				v.recordDeclared(m, t.Field("$defs").Field(k), depth+1)
+			}
+		}
+	}
+}
+
+// appendSkeleton writes the key-order skeleton of a validated value: the
+// maps model built in the order it set their keys, anything else sorted.
+func appendSkeleton(b []byte, x any, dumped map[unsafe.Pointer][]string) []byte {
+	switch t := x.(type) {
+	case map[string]any:
+		keys := dumped[reflect.ValueOf(t).UnsafePointer()]
+		if len(keys) != len(t) {
+			keys = slices.Sorted(maps.Keys(t))
+		}
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			kb, _ := json.Marshal(k)
+			b = append(b, kb...)
+			b = append(b, ':')
+			b = appendSkeleton(b, t[k], dumped)
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSkeleton(b, e, dumped)
+		}
+		return append(b, ']')
+	}
+	return append(b, '0')
 }
 
 // deref follows a local $ref into the root schema's $defs.
@@ -123,8 +220,12 @@ func (v *schemaValidator) fail(loc, kind, msg string, input any) {
 }
 
 // propertyOrder is the schema's properties in their declared order where
-// the schema says it (propertyOrdering), else sorted.
-func propertyOrder(schema map[string]any, props map[string]any) []string {
+// it is known (the schema's key order, or its propertyOrdering), else
+// sorted.
+func (v *schemaValidator) propertyOrder(schema map[string]any, props map[string]any) []string {
+	if names, ok := v.declared[reflect.ValueOf(props).UnsafePointer()]; ok && props != nil {
+		return names
+	}
 	var names []string
 	if ord, ok := schema["propertyOrdering"].([]any); ok {
 		for _, n := range ord {
@@ -162,7 +263,16 @@ func (v *schemaValidator) model(schema map[string]any, title string, in any, loc
 		}
 	}
 	out := map[string]any{}
-	for _, name := range propertyOrder(schema, props) {
+	var dumped []string
+	defer func() {
+		if len(dumped) > 1 {
+			if v.dumped == nil {
+				v.dumped = map[unsafe.Pointer][]string{}
+			}
+			v.dumped[reflect.ValueOf(out).UnsafePointer()] = dumped
+		}
+	}()
+	for _, name := range v.propertyOrder(schema, props) {
 		ps, _ := props[name].(map[string]any)
 		val, present := obj[name]
 		at := join(loc, name)
@@ -174,6 +284,7 @@ func (v *schemaValidator) model(schema map[string]any, title string, in any, loc
 		default:
 			if r := v.value(ps, title, name, val, at); r != nil {
 				out[name] = r
+				dumped = append(dumped, name)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -31,15 +32,15 @@ func TestValidateOutput(t *testing.T) {
 		},
 		"required": []any{"n", "tags"},
 	}
-	got, err := validateOutput(schema, "```json\n{\"n\": \"7\", \"x\": 2, \"tags\": [\"a\"], \"extra\": 1}\n```")
+	got, order, err := validateOutput(schema, nil, "```json\n{\"n\": \"7\", \"x\": 2, \"tags\": [\"a\"], \"extra\": 1}\n```")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := got.(map[string]any)
-	if m["n"] != int64(7) || m["x"] != 2.0 || len(m) != 3 {
-		t.Errorf("validated = %#v", m)
+	if m["n"] != int64(7) || m["x"] != 2.0 || len(m) != 3 || order != nil {
+		t.Errorf("validated = %#v, key order %s (want none: sorted without the schema's order)", m, order)
 	}
-	_, err = validateOutput(schema, `{"n": 1.5, "tags": "a"}`)
+	_, _, err = validateOutput(schema, nil, `{"n": 1.5, "tags": "a"}`)
 	var ve *OutputValidationError
 	if !errors.As(err, &ve) || len(ve.Errors) != 2 || ve.ErrorCode() != "ValidationError" {
 		t.Fatalf("err = %v", err)
@@ -49,5 +50,32 @@ func TestValidateOutput(t *testing.T) {
 		"    For further information visit https://errors.pydantic.dev/2.14/v/list_type"
 	if err.Error() != want {
 		t.Errorf("message:\n%s\nwant:\n%s", err, want)
+	}
+}
+
+// TestValidateOutputKeyOrder: the validated object's keys follow the
+// schema's declared property order (its key order as written), nested
+// models reached through $ref and array items included.
+func TestValidateOutputKeyOrder(t *testing.T) {
+	schema := map[string]any{
+		"title": "Person", "type": "object",
+		"properties": map[string]any{
+			"name":    map[string]any{"type": "string"},
+			"address": map[string]any{"$ref": "#/$defs/Address"},
+			"pets":    map[string]any{"anyOf": []any{map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/Pet"}}, map[string]any{"type": "null"}}},
+		},
+		"$defs": map[string]any{
+			"Address": map[string]any{"type": "object", "title": "Address", "properties": map[string]any{"zip": map[string]any{"type": "string"}, "city": map[string]any{"type": "string"}}},
+			"Pet":     map[string]any{"type": "object", "title": "Pet", "properties": map[string]any{"species": map[string]any{"type": "string"}, "alias": map[string]any{"type": "string"}}},
+		},
+	}
+	written := json.RawMessage(`{"title":0,"type":0,"properties":{"name":0,"address":0,"pets":{"anyOf":[{"items":0},0]}},
+		"$defs":{"Address":{"properties":{"zip":0,"city":0}},"Pet":{"properties":{"species":0,"alias":0}}}}`)
+	_, order, err := validateOutput(schema, written, `{"pets": [{"alias": "Rex", "species": "dog"}], "address": {"city": "Oslo", "zip": "0150"}, "name": "Ada"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"name":0,"address":{"zip":0,"city":0},"pets":[{"species":0,"alias":0}]}`; string(order) != want {
+		t.Errorf("key order = %s, want %s", order, want)
 	}
 }

@@ -73,6 +73,15 @@ func (t *Tree) Order(m map[string]any) ([]string, []*Tree) {
 	return t.keys, t.fields
 }
 
+// Keys returns the keys of an object in order (nil for anything else). The
+// slice must not be modified.
+func (t *Tree) Keys() []string {
+	if t == nil || !t.obj {
+		return nil
+	}
+	return t.keys
+}
+
 // Field returns the subtree of key k of an object, or nil.
 func (t *Tree) Field(k string) *Tree {
 	if t == nil || t.fields == nil {
