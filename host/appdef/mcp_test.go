@@ -314,9 +314,11 @@ func TestMCPEverythingServer(t *testing.T) {
 	if s := jsonOf(got); s != `{"content":[{"text":"Echo: hi","type":"text"}],"isError":false}` {
 		t.Errorf("echo over stdio: %s", s)
 	}
-	// google-adk's sample shape (stdio_server_params with env, its 5 s
-	// default timeout), with a tool prefix and filter.
-	sample := fmt.Sprintf("- name: MCPToolset\n  args:\n    stdio_server_params:\n      command: %q\n      args:\n      - %q\n      - stdio\n      env:\n        ADKHOST_TEST: sample\n    tool_filter: [get-env]\n    tool_name_prefix: everything\n", node, js)
+	// google-adk's sample shape (TestMCPToolsetADKStdioShape: command,
+	// args, env) with a tool prefix and filter; under stdio_connection_params
+	// for a timeout longer than stdio_server_params' fixed 5 s, which a busy
+	// test machine can exceed while node starts.
+	sample := fmt.Sprintf("- name: MCPToolset\n  args:\n    stdio_connection_params:\n      server_params:\n        command: %q\n        args:\n        - %q\n        - stdio\n        env:\n          ADKHOST_TEST: sample\n      timeout: 30\n    tool_filter: [get-env]\n    tool_name_prefix: everything\n", node, js)
 	got = runMCPApp(t, stdio, sample, "", "everything_get-env", "{}")
 	if s := jsonOf(got); !strings.Contains(s, `ADKHOST_TEST`) || !strings.Contains(s, `sample`) || !strings.Contains(s, `"isError":false`) {
 		t.Errorf("get-env over stdio: %s", s)
