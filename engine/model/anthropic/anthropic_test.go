@@ -681,3 +681,22 @@ func TestNewAndModelNames(t *testing.T) {
 		}
 	}
 }
+
+func TestStreamBound(t *testing.T) {
+	chunk := strings.Repeat("x", 1<<20)
+	events := []([2]string){
+		sse("message_start", `{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`),
+		sse("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+	}
+	for range 70 {
+		events = append(events, sse("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`+chunk+`"}}`))
+	}
+	f := newFake(t, sseAnswer(events...))
+	got, err := collect(newModel(t, f).GenerateContent(context.Background(), &model.Request{Contents: []*genai.Content{{Role: "user", Parts: []*genai.Part{{Text: "hi"}}}}}, true))
+	if err == nil || !strings.Contains(err.Error(), "streamed more than 67108864 bytes") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(got) != 64 {
+		t.Errorf("%d partial responses before the bound, want 64", len(got))
+	}
+}

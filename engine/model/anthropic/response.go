@@ -161,8 +161,16 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 	}
 	isOutputTool := func(n string) bool { return built.outputTool != nil && n == outputSchemaToolName }
 
+	streamed := 0
 	for s.Next() {
 		ev := s.Current()
+		if ev.Type == "content_block_delta" {
+			streamed += len(ev.Delta.Text) + len(ev.Delta.Thinking) + len(ev.Delta.Signature) + len(ev.Delta.PartialJSON)
+			if streamed > maxStreamedBytes {
+				yield(nil, fmt.Errorf("anthropic: model %q: the answer streamed more than %d bytes", name, maxStreamedBytes))
+				return
+			}
+		}
 		switch ev.Type {
 		case "message_start":
 			u := ev.Message.Usage
@@ -219,10 +227,6 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 				t := tools[ev.Index]
 				if t == nil {
 					continue
-				}
-				if len(t.args)+len(d.PartialJSON) > maxToolInput {
-					yield(nil, fmt.Errorf("anthropic: model %q: tool_use %q streamed more than %d bytes of input", name, t.name, maxToolInput))
-					return
 				}
 				t.args = append(t.args, d.PartialJSON...)
 				if isOutputTool(t.name) {
@@ -328,8 +332,10 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 	yield(final, nil)
 }
 
-// maxToolInput bounds the streamed input of one tool_use block.
-const maxToolInput = 16 << 20
+// maxStreamedBytes bounds what one streamed answer may bring (text,
+// thinking, signatures and tool input together), since it is kept whole
+// for the final response.
+const maxStreamedBytes = 64 << 20
 
 func keys[V any](m map[int64]V) map[int64]bool {
 	out := make(map[int64]bool, len(m))
