@@ -127,22 +127,24 @@ func run(python string, appendDur, dur time.Duration, clients int) error {
 				return result{}, err
 			}
 		}
-		pids := func() []int {
-			var out []int
+		pids := func() (srv, db []int) {
 			for _, s := range servers {
-				out = append(out, s.cmd.Process.Pid)
+				srv = append(srv, s.cmd.Process.Pid)
 			}
 			if strings.HasPrefix(servers[0].store, "postgres") {
-				out = append(out, processGroup(cluster.Pid())...)
+				db = serverProcesses(cluster.Pid())
 			}
-			return out
+			return srv, db
 		}
 		turns, elapsed, cpu, err := drive(servers, clients, dur, pids)
 		if err != nil {
 			return result{}, fmt.Errorf("%s: %w", name, err)
 		}
-		r := result{float64(turns) / elapsed.Seconds(), cpu / float64(turns)}
-		fmt.Printf("%s replicas=%d turns=%d turns_per_s=%.0f cpu_ms_per_turn=%.2f\n", name, replicas, turns, r.tps, r.cpuPerTurn*1000)
+		total := cpu[0] + cpu[1] + cpu[2]
+		r := result{float64(turns) / elapsed.Seconds(), total / float64(turns)}
+		ms := func(x float64) float64 { return x / float64(turns) * 1000 }
+		fmt.Printf("%s replicas=%d turns=%d turns_per_s=%.0f cpu_ms_per_turn=%.2f (servers %.2f, postgres %.2f, client %.2f)\n",
+			name, replicas, turns, r.tps, r.cpuPerTurn*1000, ms(cpu[0]), ms(cpu[1]), ms(cpu[2]))
 		return r, nil
 	}
 	bolt, err := bench("bolt", 1, func() (string, error) { return "bolt", nil })
@@ -389,8 +391,9 @@ func waitApp(base string) error {
 
 // drive runs clients posting turns, each alternating between the servers
 // (a round-robin load balancer), for a warm-up then dur, and returns the
-// turns, the time and the CPU seconds of pids and this process over dur.
-func drive(servers []*server, clients int, dur time.Duration, pids func() []int) (int64, time.Duration, float64, error) {
+// turns, the time and the CPU seconds over dur of the servers, of the
+// database's processes and of this process.
+func drive(servers []*server, clients int, dur time.Duration, pids func() (srv, db []int)) (int64, time.Duration, [3]float64, error) {
 	var measuring, stopping atomic.Bool
 	var turns, errs atomic.Int64
 	var firstErr atomic.Value
@@ -422,18 +425,18 @@ func drive(servers []*server, clients int, dur time.Duration, pids func() []int)
 		})
 	}
 	time.Sleep(2 * time.Second)
-	ps := pids()
-	cpu0 := cpuSeconds(ps) + selfCPU()
+	srvPids, dbPids := pids()
+	cpu0 := [3]float64{cpuSeconds(srvPids), cpuSeconds(dbPids), selfCPU()}
 	measuring.Store(true)
 	start := time.Now()
 	time.Sleep(dur)
 	measuring.Store(false)
 	elapsed := time.Since(start)
-	cpu := cpuSeconds(ps) + selfCPU() - cpu0
+	cpu := [3]float64{cpuSeconds(srvPids) - cpu0[0], cpuSeconds(dbPids) - cpu0[1], selfCPU() - cpu0[2]}
 	stopping.Store(true)
 	wg.Wait()
 	if e := firstErr.Load(); e != nil {
-		return 0, 0, 0, fmt.Errorf("%d errors, first: %v", errs.Load(), e)
+		return 0, 0, cpu, fmt.Errorf("%d errors, first: %v", errs.Load(), e)
 	}
 	return turns.Load(), elapsed, cpu, nil
 }
@@ -469,11 +472,11 @@ func statFields(b []byte) []string {
 	return append([]string{"pid", "comm"}, strings.Fields(string(b[i+1:]))...)
 }
 
-// processGroup lists the processes of group pgid (PostgreSQL's
-// postmaster and its backends and workers).
-func processGroup(pgid int) []int {
+// serverProcesses lists PostgreSQL's postmaster and its children (the
+// backends and workers, each in a session of its own: setsid).
+func serverProcesses(postmaster int) []int {
 	entries, _ := os.ReadDir("/proc")
-	var out []int
+	out := []int{postmaster}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -483,7 +486,7 @@ func processGroup(pgid int) []int {
 		if err != nil {
 			continue
 		}
-		if f := statFields(b); len(f) > 4 && f[4] == strconv.Itoa(pgid) {
+		if f := statFields(b); len(f) > 3 && f[3] == strconv.Itoa(postmaster) {
 			out = append(out, pid)
 		}
 	}
