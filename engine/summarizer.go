@@ -105,7 +105,7 @@ func formatEventsForPrompt(events []*session.Event) string {
 			continue
 		}
 		compaction := e.Actions.Compaction != nil
-		for _, p := range e.Content.Parts {
+		for i, p := range e.Content.Parts {
 			if p == nil {
 				continue
 			}
@@ -118,10 +118,10 @@ func formatEventsForPrompt(events []*session.Event) string {
 				lines = append(lines, e.Author+": "+p.Text)
 			}
 			if fc := p.FunctionCall; fc != nil {
-				lines = append(lines, fmt.Sprintf("%s called tool: %s(%s)", e.Author, fc.Name, truncateToolContent(pyfmt.Str(fc.Args))))
+				lines = append(lines, fmt.Sprintf("%s called tool: %s(%s)", e.Author, fc.Name, truncateToolContent(pyfmt.StrOrdered(fc.Args, e.PartKeyOrder(i)))))
 			}
 			if fr := p.FunctionResponse; fr != nil {
-				lines = append(lines, fmt.Sprintf("Tool response from %s: %s", fr.Name, truncateToolContent(pyfmt.Str(fr.Response))))
+				lines = append(lines, fmt.Sprintf("Tool response from %s: %s", fr.Name, truncateToolContent(pyfmt.StrOrdered(fr.Response, e.PartKeyOrder(i)))))
 			}
 		}
 	}
