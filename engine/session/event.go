@@ -293,29 +293,20 @@ func (e *Event) readKeyOrder(data []byte) error {
 	}) {
 		return nil
 	}
-	var w struct {
-		Content *struct {
-			Parts []*struct {
-				FunctionCall *struct {
-					Args json.RawMessage `json:"args"`
-				} `json:"functionCall"`
-				FunctionResponse *struct {
-					Response json.RawMessage `json:"response"`
-				} `json:"functionResponse"`
-			} `json:"parts"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(data, &w); err != nil || w.Content == nil {
-		return err
-	}
-	for i, p := range w.Content.Parts {
-		switch {
-		case p == nil:
-		case p.FunctionCall != nil:
-			e.SetPartKeyOrder(i, keyorder.Of(p.FunctionCall.Args))
-		case p.FunctionResponse != nil:
-			e.SetPartKeyOrder(i, keyorder.Of(p.FunctionResponse.Response))
+	// The text of each part's args or response, found by scanning (the
+	// event was just decoded, so it is valid JSON); only those are parsed.
+	parts := keyorder.Elements(keyorder.Member(keyorder.Member(data, "content"), "parts"))
+	for i, p := range parts {
+		if i >= len(e.Content.Parts) {
+			break
 		}
+		var h json.RawMessage
+		if fc := keyorder.Member(p, "functionCall"); fc != nil {
+			h = keyorder.Of(keyorder.Member(fc, "args"))
+		} else if fr := keyorder.Member(p, "functionResponse"); fr != nil {
+			h = keyorder.Of(keyorder.Member(fr, "response"))
+		}
+		e.SetPartKeyOrder(i, h)
 	}
 	return nil
 }

@@ -521,3 +521,174 @@ func (p *parser) str() (string, bool) {
 	}
 	return "", false
 }
+
+// Member returns the JSON text of member k of the JSON object raw, or nil
+// when raw is not an object or has no such member. It scans without
+// decoding, so that a caller finds a value's text in a larger document
+// cheaply (the last of duplicate members wins, as in encoding/json).
+func Member(raw []byte, k string) []byte {
+	p := parser{b: raw}
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return nil
+	}
+	p.i++
+	var found []byte
+	for {
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			return found
+		}
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return nil
+		}
+		start := p.i
+		if !p.skipString() {
+			return nil
+		}
+		key := p.b[start+1 : p.i-1]
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return nil
+		}
+		p.i++
+		p.space()
+		vstart := p.i
+		if !p.skip(0) {
+			return nil
+		}
+		if string(key) == k || bytes.IndexByte(key, '\\') >= 0 && unquoteKey(p.b[start:start+len(key)+2]) == k {
+			found = p.b[vstart:p.i]
+		}
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			return found
+		}
+		return nil
+	}
+}
+
+// Elements returns the JSON text of each item of the JSON list raw, or
+// nil when raw is not a list; see Member.
+func Elements(raw []byte) [][]byte {
+	p := parser{b: raw}
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != '[' {
+		return nil
+	}
+	p.i++
+	var out [][]byte
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		return out
+	}
+	for {
+		p.space()
+		start := p.i
+		if !p.skip(0) {
+			return nil
+		}
+		out = append(out, p.b[start:p.i])
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			return out
+		}
+		return nil
+	}
+}
+
+func unquoteKey(raw []byte) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// skip moves past one JSON value without building anything.
+func (p *parser) skip(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	p.space()
+	if p.i >= len(p.b) {
+		return false
+	}
+	switch c := p.b[p.i]; c {
+	case '"':
+		return p.skipString()
+	case '{', '[':
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		p.i++
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == closer {
+			p.i++
+			return true
+		}
+		for {
+			p.space()
+			if c == '{' {
+				if p.i >= len(p.b) || p.b[p.i] != '"' || !p.skipString() {
+					return false
+				}
+				p.space()
+				if p.i >= len(p.b) || p.b[p.i] != ':' {
+					return false
+				}
+				p.i++
+			}
+			if !p.skip(depth + 1) {
+				return false
+			}
+			p.space()
+			if p.i >= len(p.b) {
+				return false
+			}
+			switch p.b[p.i] {
+			case ',':
+				p.i++
+				continue
+			case closer:
+				p.i++
+				return true
+			}
+			return false
+		}
+	}
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return true
+		}
+		p.i++
+	}
+	return true
+}
+
+// skipString moves past a JSON string (at its opening quote).
+func (p *parser) skipString() bool {
+	p.i++
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case '\\':
+			p.i += 2
+		case '"':
+			p.i++
+			return true
+		default:
+			p.i++
+		}
+	}
+	return false
+}

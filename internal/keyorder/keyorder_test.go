@@ -105,3 +105,23 @@ func TestDecode(t *testing.T) {
 		t.Fatal("Sub")
 	}
 }
+
+func TestMemberAndElements(t *testing.T) {
+	doc := []byte(` {"a": [1, {"x": "}\"]"}, []], "b\u0061": {"k": true} , "c": null}`)
+	if got := string(Member(doc, "a")); got != `[1, {"x": "}\"]"}, []]` {
+		t.Errorf("Member a = %s", got)
+	}
+	if got := string(Member(doc, "ba")); got != `{"k": true}` {
+		t.Errorf("Member ba (escaped key) = %s", got)
+	}
+	if Member(doc, "zz") != nil || Member([]byte(`[1]`), "a") != nil || Member([]byte(`{"a": `), "a") != nil {
+		t.Error("Member found what is not there")
+	}
+	els := Elements(Member(doc, "a"))
+	if len(els) != 3 || string(els[1]) != `{"x": "}\"]"}` || string(els[2]) != `[]` {
+		t.Errorf("Elements = %q", els)
+	}
+	if Elements([]byte(`{}`)) != nil || len(Elements([]byte(` [ ] `))) != 0 {
+		t.Error("Elements of a non-list or an empty list")
+	}
+}
