@@ -139,7 +139,9 @@ func TestContextOverHostFunctions(t *testing.T) {
 		testkit.Calls(testkit.Call("c5", "fetch_it", map[string]any{"url": srv.URL + "/x"})), testkit.Reply("ok"),
 		testkit.Calls(testkit.Call("c6", "limits", map[string]any{})), testkit.Reply("ok"),
 		testkit.Calls(testkit.Call("c7", "never", map[string]any{})),
-		testkit.Calls(testkit.Call("c8", "bigint", map[string]any{})))
+		testkit.Calls(testkit.Call("c8", "bigint", map[string]any{})),
+		testkit.Calls(testkit.Call("c9", "hog", map[string]any{})),
+		testkit.Calls(testkit.Call("c10", "finish", map[string]any{})))
 
 	evs := w.MustTurn("tour")
 	if len(evs) != 3 {
@@ -210,6 +212,14 @@ func TestContextOverHostFunctions(t *testing.T) {
 	}
 	if _, err := w.Turn("bigint"); err == nil || !strings.Contains(err.Error(), "TypeError: BigInt") {
 		t.Errorf("bigint: run error %v, want JSON's TypeError", err)
+	}
+	// The memory limit bounds the heap: allocation past it throws, the
+	// call fails, and the module answers the next call.
+	if _, err := w.Turn("hog"); err == nil || !strings.Contains(err.Error(), "InternalError: out of memory") {
+		t.Errorf("hog: run error %v, want QuickJS's out of memory", err)
+	}
+	if evs := w.MustTurn("finish again"); len(evs) != 2 || !evs[1].Actions.SkipSummarization {
+		t.Errorf("after hog:\n%s", testkit.Views(evs))
 	}
 }
 

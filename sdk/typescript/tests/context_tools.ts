@@ -107,3 +107,8 @@ tool({
 }, () => new Promise(() => {}));
 
 tool({ name: "bigint", description: "Answers what JSON cannot encode." }, async () => ({ n: 1n }));
+
+tool({ name: "hog", description: "Allocates without bound." }, () => {
+  const a: string[] = [];
+  for (let i = 0; ; i++) a.push("x".repeat(1 << 16) + i);
+});
