@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -220,5 +222,70 @@ func TestServePostgresReplicaKilled(t *testing.T) {
 		if !strings.Contains(string(body), fmt.Sprintf("echo: after-%d", i)) {
 			t.Errorf("answer after-%d missing from %s", i, body)
 		}
+	}
+}
+
+// TestServePostgresGoogleADKContinues: a conversation adkhost served on
+// PostgreSQL continues in a google-adk 2.13 app (its Runner, LlmAgent and
+// DatabaseSessionService, on a model of its own), and back in adkhost.
+func TestServePostgresGoogleADKContinues(t *testing.T) {
+	py, err := filepath.Abs(filepath.Join("..", "..", "conformance", ".venv", "bin", "python"))
+	if err == nil {
+		err = exec.Command(py, "-c", "import google.adk, sqlalchemy, asyncpg").Run()
+	}
+	if err != nil {
+		msg := "google-adk with SQLAlchemy and asyncpg not installed in conformance/.venv (make python-venv-postgres): " + err.Error()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	url := pgtest.Database(t)
+	dir := t.TempDir()
+	srv := startServer(t, filepath.Join(dir, "a"), "--store", url, "--admin-token", "tok")
+	appDir := filepath.Join(dir, "chat")
+	os.MkdirAll(appDir, 0o755)
+	os.WriteFile(filepath.Join(appDir, "root_agent.yaml"), []byte("name: chat\nmodel: scripted\ninstruction: Echo.\n"), 0o644)
+	os.WriteFile(filepath.Join(appDir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'echo: {{text}}'}\n"), 0o644)
+	if out, errOut, err := cli(t, "app", "register", appDir, "--name", "chat", "--server", srv.url, "--token", "tok"); err != nil {
+		t.Fatalf("register: %v %s %s", err, out, errOut)
+	}
+	if st, body := call(t, "POST", srv.url+"/apps/chat/users/u/sessions/s1", map[string]any{"state": map[string]any{"user:name": "Ada"}}, ""); st != 200 {
+		t.Fatalf("create session: %d %s", st, body)
+	}
+	for _, text := range []string{"one", "two"} {
+		if st, body := call(t, "POST", srv.url+"/run", runMsg("chat", "s1", text), ""); st != 200 || answer(t, body) != "echo: "+text {
+			t.Fatalf("turn %s: %d %s", text, st, body)
+		}
+	}
+	u, _, _ := strings.Cut(url, "?")
+	cmd := exec.Command(py, filepath.Join("testdata", "adk_continue.py"), "postgresql+asyncpg://"+strings.TrimPrefix(u, "postgres://"), "chat", "u", "s1", "three")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("google-adk continuing the session: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var res struct {
+		Answer string `json:"answer"`
+		Events int    `json:"events"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil {
+		t.Fatalf("google-adk printed %s: %v", out, err)
+	}
+	// Two turns of adkhost (user + answer each) and google-adk's user
+	// message: five contents reach its model.
+	if res.Answer != "python saw 5 contents, last: three" || res.Events != 6 {
+		t.Fatalf("google-adk's turn: %+v", res)
+	}
+	st, body := call(t, "POST", srv.url+"/run", runMsg("chat", "s1", "four"), "")
+	if st != 200 || answer(t, body) != "echo: four" {
+		t.Fatalf("adkhost after google-adk's turn: %d %s", st, body)
+	}
+	st, body = call(t, "GET", srv.url+"/apps/chat/users/u/sessions/s1", nil, "")
+	if st != 200 || !strings.Contains(string(body), "python saw 5 contents") || strings.Count(string(body), `"author":"user"`) != 4 {
+		t.Fatalf("session after both: %d %s", st, body)
 	}
 }
