@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/genai"
 
+	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
@@ -100,6 +101,17 @@ func (c invCtx) Session() *session.Session   { return nil }
 func (c invCtx) AppName() string             { return "a" }
 func (c invCtx) UserID() string              { return "u" }
 
+// toolCtx is enough of a ToolContext for an MCP tool's Run.
+type toolCtx struct {
+	callbacks.ToolContext
+	c context.Context
+}
+
+func (c toolCtx) Err() error                  { return c.c.Err() }
+func (c toolCtx) Done() <-chan struct{}       { return c.c.Done() }
+func (c toolCtx) Value(k any) any             { return c.c.Value(k) }
+func (c toolCtx) Deadline() (time.Time, bool) { return c.c.Deadline() }
+
 // goSDKServer is an MCP server of the Go SDK with one tool, over
 // streamable HTTP on loopback.
 func goSDKServer(t *testing.T) *httptest.Server {
@@ -107,7 +119,10 @@ func goSDKServer(t *testing.T) *httptest.Server {
 	s.AddTool(&mcp.Tool{Name: "ping", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	mux := http.NewServeMux()
+	mux.Handle("/", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -152,6 +167,15 @@ func TestMCPToolsetNetworkRules(t *testing.T) {
 	tools, err = httpApp(t, redirect.URL, "{allow_private: true, hosts: [\""+strings.TrimPrefix(srv.URL, "http://")+"\"]}").Toolsets[0].Tools(invCtx{Context: t.Context(), inv: "1"})
 	if err != nil || len(tools) != 1 {
 		t.Errorf("redirect to a listed host: %v %v", tools, err)
+	}
+	// sse_connection_params: the HTTP+SSE transport, under the same rules.
+	sse := load(t, "a", files("root_agent.yaml", "name: a\nmodel: scripted\ninstruction: x\ntools:\n  - name: MCPToolset\n    args: {sse_connection_params: {url: \""+srv.URL+"/sse\", sse_read_timeout: 10}}\nadkhost:\n  mcp: {allow_private: true}\n", "scripted_model.yaml", "responses: []\n"), noModules())
+	tools, err = sse.Toolsets[0].Tools(invCtx{Context: t.Context(), inv: "1"})
+	if err != nil || len(tools) != 1 {
+		t.Fatalf("SSE: %v %v", tools, err)
+	}
+	if res, err := tools[0].Run(toolCtx{c: t.Context()}, nil); err != nil || jsonOf(res) != `{"content":[{"text":"pong","type":"text"}],"isError":false}` {
+		t.Errorf("SSE call: %s %v", jsonOf(res), err)
 	}
 	// Bounds from adkhost.mcp.
 	_, err = httpApp(t, srv.URL, "{allow_private: true, max_tools: 1, max_response_bytes: 10}").Toolsets[0].Tools(invCtx{Context: t.Context(), inv: "1"})
