@@ -52,8 +52,7 @@ type Builder interface {
 	Build(ctx context.Context, opt Options) error
 }
 
-// Builders are the languages `module build` knows, in the order they are
-// tried for a folder.
+// Builders are the languages `module build` knows.
 func Builders() []Builder {
 	return []Builder{Python{}, TypeScript{}}
 }
@@ -66,15 +65,28 @@ func Build(ctx context.Context, opt Options) error {
 	if _, err := os.Stat(opt.Source); err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
-	var langs []string
+	var langs, accepted []string
+	var builder Builder
 	for _, b := range Builders() {
-		if b.Accepts(opt.Source) {
-			if opt.Output == "" {
-				opt.Output = DefaultOutput(opt.Source)
-			}
-			return b.Build(ctx, opt)
-		}
 		langs = append(langs, b.Language())
+		if b.Accepts(opt.Source) {
+			accepted = append(accepted, b.Language())
+			if builder == nil {
+				builder = b
+			}
+		}
+	}
+	if len(accepted) > 1 {
+		// A folder of sources in two languages: guessing would build the
+		// wrong program.
+		return fmt.Errorf("%s holds sources of %s: pass the file that declares the module instead of the folder",
+			opt.Source, strings.Join(accepted, " and "))
+	}
+	if builder != nil {
+		if opt.Output == "" {
+			opt.Output = DefaultOutput(opt.Source)
+		}
+		return builder.Build(ctx, opt)
 	}
 	return fmt.Errorf("%s: not a source this command builds (%s); build other languages with their own toolchain (README: Writing a tool)",
 		opt.Source, strings.Join(langs, ", "))

@@ -120,6 +120,10 @@ func TestTSEntry(t *testing.T) {
 	if e, err := tsEntry(dir, ""); err != nil || e != filepath.Join(dir, "index.ts") {
 		t.Errorf("index.ts: %s %v", e, err)
 	}
+	os.WriteFile(filepath.Join(dir, "tool.py"), nil, 0o644)
+	if err := Build(context.Background(), Options{Source: dir}); err == nil || !strings.Contains(err.Error(), "sources of python and typescript") {
+		t.Errorf("a folder of both languages: %v", err)
+	}
 	if got := DefaultOutput(filepath.Join("x", "weather.ts")); got != filepath.Join("x", "weather.wasm") {
 		t.Errorf("DefaultOutput = %s", got)
 	}
