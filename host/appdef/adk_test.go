@@ -141,7 +141,7 @@ description: Helps.
 instruction: Help.
 output_schema:
   type: object
-  properties: {answer: {type: string}}
+  properties: {answer: {type: string}, amount: {type: number}}
   required: [answer]
 `)
 	models := &stubModels{}
@@ -156,6 +156,11 @@ output_schema:
 	}
 	if req, _ := helper.OutputSchema["required"].([]any); len(req) != 1 || req[0] != "answer" {
 		t.Errorf("output schema = %v", helper.OutputSchema)
+	}
+	// The order the properties are written in is the order of an answer's
+	// fields (pydantic's), which the map lost.
+	if want := `{"type":0,"properties":{"answer":0,"amount":0},"required":0}`; string(helper.OutputSchemaKeyOrder) != want {
+		t.Errorf("output schema key order = %s, want %s", helper.OutputSchemaKeyOrder, want)
 	}
 	if len(models.names) != 1 || models.names[0] != "gemini-2.5-flash" {
 		t.Errorf("models resolved: %v", models.names)

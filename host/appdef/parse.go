@@ -171,6 +171,9 @@ func (l *loader) parseField(a *agentSpec, e entry) {
 		}
 	case "output_schema":
 		a.outputSchema = l.parseOutputSchema(v)
+		if a.outputSchema != nil {
+			a.outputSchemaKeyOrder = v.keyOrder()
+		}
 	case "output_key":
 		a.outputKey, _ = l.optStr(v)
 	case "include_contents":

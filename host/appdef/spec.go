@@ -1,6 +1,7 @@
 package appdef
 
 import (
+	"encoding/json"
 	"github.com/adkhost/adkhost/engine/tool"
 	"slices"
 	"strings"
@@ -86,10 +87,12 @@ type agentSpec struct {
 	tools             []toolRef
 	outputKey         string
 	outputSchema      map[string]any
-	includeContents   engine.IncludeContents
-	contentConfig     *genai.GenerateContentConfig
-	disallowParent    bool
-	disallowPeers     bool
+	// outputSchemaKeyOrder: the order of outputSchema's keys as written.
+	outputSchemaKeyOrder json.RawMessage
+	includeContents      engine.IncludeContents
+	contentConfig        *genai.GenerateContentConfig
+	disallowParent       bool
+	disallowPeers        bool
 	// codeExecutor is google-adk's BuiltInCodeExecutor.
 	codeExecutor bool
 

@@ -1,6 +1,7 @@
 package appdef
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // Definitions are read from goccy/go-yaml's AST rather than decoded into
@@ -329,6 +332,40 @@ func (v val) number() (float64, bool) {
 		return math.NaN(), true
 	}
 	return 0, false
+}
+
+// keyOrder is the key-order hint (internal/keyorder) of plain(): the
+// order of v's mapping keys as written, which plain's Go maps lose; nil
+// when every mapping is sorted.
+func (v val) keyOrder() json.RawMessage {
+	var skel func(b []byte, v val) []byte
+	skel = func(b []byte, v val) []byte {
+		if m, ok := v.mapping(); ok {
+			b = append(b, '{')
+			for i, e := range m {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				kb, _ := json.Marshal(e.key)
+				b = append(b, kb...)
+				b = append(b, ':')
+				b = skel(b, e.val)
+			}
+			return append(b, '}')
+		}
+		if l, ok := v.list(); ok {
+			b = append(b, '[')
+			for i, e := range l {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = skel(b, e)
+			}
+			return append(b, ']')
+		}
+		return append(b, '0')
+	}
+	return keyorder.Of(skel(nil, v))
 }
 
 // plain converts v to plain Go values as encoding/json would decode them:
