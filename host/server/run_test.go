@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/engine/session"
 )
 
 // sse posts to /run_sse and returns the decoded data frames.
@@ -359,5 +360,29 @@ func TestAppWithoutModelBackend(t *testing.T) {
 	last, _ := evs[len(evs)-1].(map[string]any)
 	if last["errorCode"] != "ValueError" {
 		t.Errorf("last event: %v", last)
+	}
+}
+
+// TestCreateSessionKeepsStateKeyOrder: a dict in the initial state keeps
+// the order its keys were sent in (google-adk prints it in instruction
+// templates in that order), through both create routes and the store.
+func TestCreateSessionKeepsStateKeyOrder(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.setupApp("chat", "v1", false)
+	h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u1/sessions",
+		`{"sessionId": "s1", "state": {"cart": {"zucchini": 2, "apple": 1}, "plain": {"a": 1, "b": 2}}}`, "Content-Type", "application/json"))
+	h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u1/sessions/s2",
+		`{"cart": {"zucchini": 2, "apple": 1}}`, "Content-Type", "application/json"))
+	for _, id := range []string{"s1", "s2"} {
+		s, err := h.db.Sessions().Get(t.Context(), &session.GetRequest{AppName: "chat", UserID: "u1", SessionID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(s.StateKeyOrder("cart")); got != `{"zucchini":0,"apple":0}` {
+			t.Errorf("%s: key order of cart = %s", id, got)
+		}
+		if got := s.StateKeyOrder("plain"); got != nil {
+			t.Errorf("%s: key order of a sorted dict = %s, want none", id, got)
+		}
 	}
 }

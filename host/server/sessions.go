@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // sessionJSON is google-adk's Session on the wire.
@@ -67,25 +69,46 @@ func (s *Server) createSession(c echo.Context) error {
 			return err
 		}
 	}
-	return s.create(c, req.SessionID, req.State)
+	return s.create(c, req.SessionID, req.State, stateKeyOrder(keyorder.Member(b, "state")))
+}
+
+// stateKeyOrder is the key-order hint of each value of a state object
+// given as JSON (session.CreateRequest.StateKeyOrder): google-adk keeps
+// the order of a dict's keys, which prints in instruction templates.
+func stateKeyOrder(raw []byte) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	keyorder.FieldHints(raw, func(k string, h json.RawMessage) {
+		if out == nil {
+			out = map[string]json.RawMessage{}
+		}
+		out[k] = h
+	})
+	return out
 }
 
 // createSessionWithID is the deprecated POST .../sessions/{id}, whose body
 // is the initial state.
 func (s *Server) createSessionWithID(c echo.Context) error {
 	var state map[string]any
-	if _, err := decodeJSON(c, s.cfg.Limits.RequestBytes, &state); err != nil {
+	b, err := readBody(c, s.cfg.Limits.RequestBytes)
+	if err != nil {
 		return err
 	}
-	return s.create(c, c.Param("session"), state)
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &state); err != nil {
+			// FastAPI answers a body it cannot validate with 422.
+			return wrapErr(http.StatusUnprocessableEntity, "invalid JSON body", err)
+		}
+	}
+	return s.create(c, c.Param("session"), state, stateKeyOrder(b))
 }
 
-func (s *Server) create(c echo.Context, id string, state map[string]any) error {
+func (s *Server) create(c echo.Context, id string, state map[string]any, orders map[string]json.RawMessage) error {
 	app := c.Param("app")
 	if err := s.knownApp(app); err != nil {
 		return err
 	}
-	sess, err := s.cfg.Stores.Sessions.Create(c.Request().Context(), &session.CreateRequest{AppName: app, UserID: c.Param("user"), SessionID: id, State: state})
+	sess, err := s.cfg.Stores.Sessions.Create(c.Request().Context(), &session.CreateRequest{AppName: app, UserID: c.Param("user"), SessionID: id, State: state, StateKeyOrder: orders})
 	if errors.Is(err, session.ErrAlreadyExists) {
 		return errorf(http.StatusConflict, "Session already exists: "+id)
 	}
