@@ -413,3 +413,26 @@ func TestStderrLog(t *testing.T) {
 		t.Errorf("%d log lines, want %d", n, maxStderrLines+1)
 	}
 }
+
+// TestStdioHandshake: a process that never answers fails the listing
+// after Timeout (and is ended); one that exits at once fails it with the
+// cause.
+func TestStdioHandshake(t *testing.T) {
+	silent := newToolset(t, Config{Stdio: &StdioServer{Command: "sh", Args: []string{"-c", "cat >/dev/null"}}, Timeout: 300 * time.Millisecond})
+	start := time.Now()
+	_, err := silent.Tools(roCtx{Context: t.Context(), inv: "i"})
+	if err == nil || !strings.Contains(err.Error(), "no answer to the MCP handshake within 300ms") {
+		t.Errorf("silent server: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("silent server took %s", d)
+	}
+	_, err = newToolset(t, Config{Stdio: &StdioServer{Command: "false"}}).Tools(roCtx{Context: t.Context(), inv: "i"})
+	if err == nil || !strings.Contains(err.Error(), "failed to create MCP session") {
+		t.Errorf("exiting server: %v", err)
+	}
+	_, err = newToolset(t, Config{Stdio: &StdioServer{Command: "/nonexistent/server"}}).Tools(roCtx{Context: t.Context(), inv: "i"})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/server") {
+		t.Errorf("missing command: %v", err)
+	}
+}

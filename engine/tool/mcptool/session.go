@@ -166,29 +166,17 @@ func (s *sessions) connect(ctx context.Context) (*live, error) {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	timedOut := false
-	var tmu sync.Mutex
-	timer := time.AfterFunc(s.cfg.Timeout, func() {
-		tmu.Lock()
-		timedOut = true
-		tmu.Unlock()
-		cancel()
-	})
+	timer := time.AfterFunc(s.cfg.Timeout, cancel)
 	// The caller's cancellation ends the handshake too.
 	stop := context.AfterFunc(ctx, cancel)
 	cs, err := s.client.Connect(sctx, t, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	stop()
-	if !timer.Stop() {
-		tmu.Lock()
-		to := timedOut
-		tmu.Unlock()
+	if !timer.Stop() { // the timer fired: the handshake outlived Timeout
 		if err == nil {
 			cs.Close()
 		}
 		cancel()
-		if to {
-			return nil, fmt.Errorf("no answer to the MCP handshake within %s", s.cfg.Timeout)
-		}
+		return nil, fmt.Errorf("no answer to the MCP handshake within %s", s.cfg.Timeout)
 	}
 	if err != nil {
 		cancel()
