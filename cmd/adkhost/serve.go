@@ -20,6 +20,7 @@ import (
 	"github.com/adkhost/adkhost/host/server"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/mem"
 	"github.com/adkhost/adkhost/store/postgres"
 )
 
@@ -204,17 +205,12 @@ func openStore(ctx context.Context, f serveFlags, log *slog.Logger) (*openedStor
 			return nil, fmt.Errorf("opening the store: %w", err)
 		}
 	case "memory":
-		dir, err := os.MkdirTemp("", "adkhost-memory-store")
-		if err != nil {
-			return nil, fmt.Errorf("--store memory: %w", err)
-		}
-		db, err = bolt.Open(filepath.Join(dir, "adkhost.db"), bolt.Config{NoSync: true})
-		// Removed now: the open file lives on until the process ends.
-		os.RemoveAll(dir)
-		if err != nil {
-			return nil, fmt.Errorf("--store memory: %w", err)
-		}
+		m := mem.New()
 		log.Warn("--store memory: sessions, apps and modules last only as long as this process")
+		return &openedStore{
+			stores: server.Stores{Sessions: m.Sessions(), Artifacts: m.Artifacts(), Registry: m.Registry()},
+			memory: m.Memory(), close: func() error { return nil },
+		}, nil
 	default:
 		return nil, fmt.Errorf("--store %q: want bolt (the default, in --data), memory (ephemeral) or a postgres:// URL", postgres.Redact(kind))
 	}
