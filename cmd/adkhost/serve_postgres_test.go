@@ -296,3 +296,102 @@ func TestServePostgresGoogleADKContinues(t *testing.T) {
 		t.Fatalf("session after both: %d %s", st, body)
 	}
 }
+
+// TestServePostgresRestartedUnderLoad: PostgreSQL killed and started again
+// while clients run turns: turns in flight fail with an error, nothing a
+// 200 acknowledged is lost, and serve goes on without a restart of its own.
+func TestServePostgresRestartedUnderLoad(t *testing.T) {
+	url := pgtest.Database(t)
+	dir := t.TempDir()
+	srv := startServer(t, filepath.Join(dir, "a"), "--store", url, "--admin-token", "tok")
+	appDir := filepath.Join(dir, "chat")
+	os.MkdirAll(appDir, 0o755)
+	os.WriteFile(filepath.Join(appDir, "root_agent.yaml"), []byte("name: chat\nmodel: scripted\ninstruction: Echo.\n"), 0o644)
+	os.WriteFile(filepath.Join(appDir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'echo: {{text}}'}\n"), 0o644)
+	if out, errOut, err := cli(t, "app", "register", appDir, "--name", "chat", "--server", srv.url, "--token", "tok"); err != nil {
+		t.Fatalf("register: %v %s %s", err, out, errOut)
+	}
+	const clients = 4
+	var mu sync.Mutex
+	acked := map[string][]string{} // session -> answers acknowledged
+	failures := 0
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range clients {
+		sess := fmt.Sprintf("s%d", c)
+		if st, body := call(t, "POST", srv.url+"/apps/chat/users/u/sessions/"+sess, map[string]any{}, ""); st != 200 {
+			t.Fatalf("create session: %d %s", st, body)
+		}
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				text := fmt.Sprintf("%s-%d", sess, n)
+				body, _ := json.Marshal(runMsg("chat", sess, text))
+				resp, err := http.Post(srv.url+"/run", "application/json", bytes.NewReader(body))
+				ok := false
+				if err == nil {
+					ok = resp.StatusCode == 200
+					resp.Body.Close()
+				}
+				mu.Lock()
+				if ok {
+					acked[sess] = append(acked[sess], "echo: "+text)
+				} else {
+					failures++
+				}
+				mu.Unlock()
+				if !ok {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := pgtest.Get(t).Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// Turns succeed again without touching serve.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(acked["s0"])
+		mu.Unlock()
+		st, _ := call(t, "GET", srv.url+"/apps/chat/users/u/sessions/s0", nil, "")
+		if st == 200 && n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve did not recover after PostgreSQL restarted")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	before := map[string]int{}
+	mu.Lock()
+	for s, a := range acked {
+		before[s] = len(a)
+	}
+	mu.Unlock()
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	for c := range clients {
+		sess := fmt.Sprintf("s%d", c)
+		if len(acked[sess]) <= before[sess] {
+			t.Errorf("%s: no turn acknowledged after the restart (%d before, %d in all)", sess, before[sess], len(acked[sess]))
+		}
+		st, body := call(t, "GET", srv.url+"/apps/chat/users/u/sessions/"+sess, nil, "")
+		if st != 200 {
+			t.Fatalf("get %s: %d %s", sess, st, body)
+		}
+		for _, a := range acked[sess] {
+			if !strings.Contains(string(body), `"text":"`+a+`"`) {
+				t.Errorf("%s: acknowledged answer %q is not stored", sess, a)
+			}
+		}
+	}
+	t.Logf("%d turns failed while PostgreSQL restarted", failures)
+}
