@@ -24,4 +24,11 @@
 // process's CPU time, steadier than wall time on a shared machine):
 //
 //	go test -run '^$' -bench 'Turn|ToolCall' -count 8 ./host/internal/benchwasm/
+//
+// guestprof.sh [CALLS] profiles the guest itself: it samples warm calls
+// (TestGuestLoop) with perf and attributes the samples that land in the
+// guest's machine code to its functions (guestprof.py reads where each
+// function starts from wazero's compilation cache and the names from the
+// module's name section). A Go CPU profile shows that code only as
+// runtime._ExternalCode.
 package benchwasm

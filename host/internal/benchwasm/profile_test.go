@@ -34,11 +34,14 @@ func cpuNs() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-func benchRuntime(b *testing.B) (*sandbox.Runtime, []byte) {
+// benchCacheDir is the compilation cache the benchmarks share.
+func benchCacheDir() string { return filepath.Join(os.TempDir(), "adkhost-benchwasm-cache") }
+
+func benchRuntime(b testing.TB) (*sandbox.Runtime, []byte) {
 	wasm := buildWeather(b)
 	ctx := context.Background()
 	// A cache shared by runs, so profiles show calls, not compilation.
-	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(os.TempDir(), "adkhost-benchwasm-cache")})
+	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: benchCacheDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
