@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
@@ -210,5 +211,41 @@ func (s *Server) run(c echo.Context) error {
 	case err != nil:
 		return wrapErr(http.StatusInternalServerError, "run failed", err)
 	}
-	return c.JSON(http.StatusOK, events)
+	return s.writeEvents(c, events)
+}
+
+// writeEvents answers 200 with events as a JSON list: the bytes c.JSON
+// writes, without encoding/json's second pass over each event's
+// MarshalJSON output (it compacts and HTML-escapes it, and Event's,
+// made by json.Marshal, is already both). ?pretty goes to c.JSON.
+func (s *Server) writeEvents(c echo.Context, events []*session.Event) error {
+	if _, pretty := c.QueryParams()["pretty"]; pretty || c.Echo().Debug {
+		return c.JSON(http.StatusOK, events)
+	}
+	bp, _ := s.eventBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	buf := append((*bp)[:0], '[')
+	for i, ev := range events {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if ev == nil {
+			buf = append(buf, "null"...)
+			continue
+		}
+		b, err := ev.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("encoding event %s: %w", ev.ID, err)
+		}
+		buf = append(buf, b...)
+	}
+	buf = append(buf, "]\n"...)
+	err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf)
+	if cap(buf) <= 1<<20 { // a rare huge answer is not kept
+		*bp = buf
+		s.eventBufs.Put(bp)
+	}
+	return err
 }

@@ -42,6 +42,9 @@ type Server struct {
 	// adminMu serializes admin writes, so that a module in use cannot be
 	// deleted while an app that uses it is being registered.
 	adminMu sync.Mutex
+	// eventBufs holds writeEvents' buffers (*[]byte): the response
+	// writer copies what it is given, so a buffer is free once written.
+	eventBufs sync.Pool
 }
 
 // New builds a server and loads every app registered in its registry. Apps that

@@ -45,13 +45,23 @@ func (s *Server) runSSE(c echo.Context) error {
 	w.Flush()
 
 	writeErr := error(nil)
+	var frame []byte // reused: Write does not keep it
 	send := func(v any) bool {
-		b, err := json.Marshal(v)
+		var b []byte
+		var err error
+		if ev, ok := v.(*session.Event); ok && ev != nil {
+			// Event's MarshalJSON output is compact and HTML-escaped
+			// already: json.Marshal would only scan it again.
+			b, err = ev.MarshalJSON()
+		} else {
+			b, err = json.Marshal(v)
+		}
 		if err != nil {
 			writeErr = err
 			return false
 		}
-		if _, err := w.Write(append(append([]byte("data: "), b...), '\n', '\n')); err != nil {
+		frame = append(append(append(frame[:0], "data: "...), b...), '\n', '\n')
+		if _, err := w.Write(frame); err != nil {
 			writeErr = err
 			return false
 		}
