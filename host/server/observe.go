@@ -54,10 +54,11 @@ func (o *observer) state(id string) *invState {
 	if v, ok := o.invs.Load(id); ok {
 		return v.(*invState)
 	}
-	v, _ := o.invs.LoadOrStore(id, &invState{
-		agents: map[string]trace.Span{}, models: map[string]trace.Span{},
-		tools: map[string]trace.Span{}, toolStarts: map[string]time.Time{},
-	})
+	st := &invState{toolStarts: map[string]time.Time{}}
+	if o.tracer != nil { // without a tracer the span maps are only read
+		st.agents, st.models, st.tools = map[string]trace.Span{}, map[string]trace.Span{}, map[string]trace.Span{}
+	}
+	v, _ := o.invs.LoadOrStore(id, st)
 	return v.(*invState)
 }
 
