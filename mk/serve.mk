@@ -2,10 +2,12 @@
 # clients post turns to /run over loopback against bbolt, the appdef
 # reactive scripted model and one Wasm tool call per turn, a new session
 # every 10 turns. The last line is
-# `run_turns_per_s=… p99_ms=…`.
+# `run_turns_per_s=… p99_ms=…`. BENCHSERVE_FLAGS passes flags (e.g.
+# -store memory for store/mem, -cpuprofile FILE).
+BENCHSERVE_FLAGS ?=
 .PHONY: bench-serve
 bench-serve:
-	$(GO) run ./host/server/internal/benchserve
+	$(GO) run ./host/server/internal/benchserve $(BENCHSERVE_FLAGS)
 
 # store/postgres against google-adk and bbolt (store/postgres/internal/benchpg)
 # on a throwaway PostgreSQL cluster with fsync on: one writer's appends,

@@ -1,6 +1,7 @@
 // Command benchserve measures the run API: 64 concurrent clients, each on a
 // session of its own, post turns to /run over loopback HTTP against a bbolt
-// store, the reactive scripted model (appdef) and one Wasm tool call per turn
+// store (or store/mem with -store memory), the reactive scripted model
+// (appdef) and one Wasm tool call per turn
 // (sdk/go/examples/weather), each client starting a new session every
 // -turns-per-session turns. `make bench-serve` runs it; its last line is
 // `run_turns_per_s=<turns/s> p99_ms=<p99 turn latency>`.
@@ -30,6 +31,7 @@ import (
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/mem"
 )
 
 func main() {
@@ -38,14 +40,15 @@ func main() {
 	warm := flag.Duration("warmup", 2*time.Second, "warm-up time")
 	perSession := flag.Int("turns-per-session", 10, "turns of a conversation before the client starts a new session (0: one session per client for the whole run)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured time to this file")
+	store := flag.String("store", "bolt", "bolt (a bbolt file with fsync) or memory (store/mem, as adkhost serve --store memory)")
 	flag.Parse()
-	if err := run(*clients, *dur, *warm, *perSession, *cpuprofile); err != nil {
+	if err := run(*clients, *dur, *warm, *perSession, *cpuprofile, *store); err != nil {
 		fmt.Fprintln(os.Stderr, "benchserve:", err)
 		os.Exit(1)
 	}
 }
 
-func run(clients int, dur, warm time.Duration, perSession int, cpuprofile string) error {
+func run(clients int, dur, warm time.Duration, perSession int, cpuprofile, store string) error {
 	ctx := context.Background()
 	root, err := wasmbuild.ModuleRoot()
 	if err != nil {
@@ -60,17 +63,27 @@ func run(clients int, dur, warm time.Duration, perSession int, cpuprofile string
 		return err
 	}
 	defer os.RemoveAll(dir)
-	db, err := bolt.Open(filepath.Join(dir, "adkhost.db"), bolt.Config{})
-	if err != nil {
-		return err
+	var stores server.Stores
+	switch store {
+	case "bolt":
+		db, err := bolt.Open(filepath.Join(dir, "adkhost.db"), bolt.Config{})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		stores = server.Stores{Sessions: db.Sessions(), Artifacts: db.Artifacts(), Registry: db.Registry()}
+	case "memory":
+		m := mem.New()
+		stores = server.Stores{Sessions: m.Sessions(), Artifacts: m.Artifacts(), Registry: m.Registry()}
+	default:
+		return fmt.Errorf("-store %q: want bolt or memory", store)
 	}
-	defer db.Close()
 	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: filepath.Join(os.TempDir(), "adkhost-server-test-cache")})
 	if err != nil {
 		return err
 	}
 	defer rt.Close(ctx)
-	srv, err := server.New(ctx, server.Config{DB: db, Runtime: rt, AdminToken: "bench",
+	srv, err := server.New(ctx, server.Config{Stores: stores, Runtime: rt, AdminToken: "bench",
 		Logger: slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return err
