@@ -244,26 +244,36 @@ func (l *loader) parseHTTPGrant(v val, h *sandbox.HTTPGrant) {
 		return
 	}
 	for _, e := range entries {
-		switch e.key {
-		case "hosts":
-			items, ok := e.val.list()
-			if !ok {
-				l.add(e.val.errf("want a list of host names, got %s", e.val.kind()))
-				continue
-			}
-			for _, item := range items {
-				if s, ok := l.str(item); ok {
-					h.Hosts = append(h.Hosts, s)
-				}
-			}
-		case "allow_private":
-			h.AllowPrivate, _ = l.optBool(e.val)
-		case "max_response_bytes":
-			h.MaxResponseBytes = l.size(e.val)
-		default:
+		if !l.httpGrantField(e, h) {
 			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"hosts", "allow_private", "max_response_bytes"})))
 		}
 	}
+}
+
+// httpGrantField reads e into h when it is a field of the HTTP grant's
+// shape (hosts, allow_private, max_response_bytes), which adkhost.mcp
+// shares, and reports whether it was.
+func (l *loader) httpGrantField(e entry, h *sandbox.HTTPGrant) bool {
+	switch e.key {
+	case "hosts":
+		items, ok := e.val.list()
+		if !ok {
+			l.add(e.val.errf("want a list of host names, got %s", e.val.kind()))
+			return true
+		}
+		for _, item := range items {
+			if s, ok := l.str(item); ok {
+				h.Hosts = append(h.Hosts, s)
+			}
+		}
+	case "allow_private":
+		h.AllowPrivate, _ = l.optBool(e.val)
+	case "max_response_bytes":
+		h.MaxResponseBytes = l.size(e.val)
+	default:
+		return false
+	}
+	return true
 }
 
 // parseLimits reads a module's limits (sandbox.Limits); absent fields keep

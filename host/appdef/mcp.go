@@ -55,10 +55,10 @@ type mcpRef struct {
 // mcpSettings is the adkhost block's mcp entry: what the app's network MCP
 // servers may reach, beyond each server's own host, and their bounds.
 type mcpSettings struct {
-	hosts            []string
-	allowPrivate     bool
-	maxResponseBytes int
-	maxTools         int
+	// grant holds hosts (beyond each server's own), allow_private and
+	// max_response_bytes, read as a module's HTTP grant is.
+	grant    sandbox.HTTPGrant
+	maxTools int
 }
 
 // parseMCPToolset reads {name: MCPToolset, args: {<one of the connection
@@ -356,25 +356,10 @@ func (l *loader) parseMCPSettings(v val) {
 	}
 	s := &l.ext.mcp
 	for _, e := range entries {
-		switch e.key {
-		case "hosts":
-			items, ok := e.val.list()
-			if !ok {
-				l.add(e.val.errf("want a list of host names, got %s", e.val.kind()))
-				continue
-			}
-			for _, it := range items {
-				if h, ok := l.str(it); ok {
-					s.hosts = append(s.hosts, h)
-				}
-			}
-		case "allow_private":
-			s.allowPrivate, _ = l.optBool(e.val)
-		case "max_response_bytes":
-			s.maxResponseBytes = l.size(e.val)
-		case "max_tools":
+		switch {
+		case e.key == "max_tools":
 			s.maxTools = l.size(e.val)
-		default:
+		case !l.httpGrantField(e, &s.grant):
 			l.add(e.keyAt.errf("unknown field %q%s", e.key, didYouMean(e.key, []string{"hosts", "allow_private", "max_response_bytes", "max_tools"})))
 		}
 	}
@@ -388,10 +373,10 @@ func (l *loader) mcpToolset(r *mcpRef) (*mcptool.Toolset, error) {
 	cfg := r.cfg
 	cfg.Logger = l.log.With("app", l.src.Name)
 	cfg.MaxTools = l.ext.mcp.maxTools
-	cfg.MaxResponseBytes = l.ext.mcp.maxResponseBytes
+	cfg.MaxResponseBytes = l.ext.mcp.grant.MaxResponseBytes
 	cfg.ListCacheTTL = r.cacheTTL
 	if cfg.HTTP != nil {
-		if !l.ext.mcp.allowPrivate && nonPublicHost(r.url.Hostname()) {
+		if !l.ext.mcp.grant.AllowPrivate && nonPublicHost(r.url.Hostname()) {
 			w := r.urlAt.errf("%s is a loopback or private address: calls to this MCP server will be refused unless adkhost.mcp.allow_private is true", r.url.Hostname())
 			l.warnings = append(l.warnings, w.Error())
 			l.log.Warn("appdef: MCP server on a private address", "app", l.src.Name, "url", r.url.Redacted())
@@ -402,8 +387,8 @@ func (l *loader) mcpToolset(r *mcpRef) (*mcptool.Toolset, error) {
 			port = map[string]string{"http": "80", "https": "443"}[r.url.Scheme]
 		}
 		g := sandbox.HTTPGrant{
-			Hosts:        append([]string{net.JoinHostPort(r.url.Hostname(), port)}, l.ext.mcp.hosts...),
-			AllowPrivate: l.ext.mcp.allowPrivate,
+			Hosts:        append([]string{net.JoinHostPort(r.url.Hostname(), port)}, l.ext.mcp.grant.Hosts...),
+			AllowPrivate: l.ext.mcp.grant.AllowPrivate,
 		}
 		c := g.Client()
 		c.Transport = hintTransport{c.Transport}
