@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -24,12 +26,13 @@ import (
 	"github.com/adkhost/adkhost/host/appdef"
 	"github.com/adkhost/adkhost/host/server"
 	"github.com/adkhost/adkhost/sandbox"
-	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/registry"
 )
 
 type runFlags struct {
-	message, data, user, session, cacheDir, modules string
-	asJSON, allowStdioMCP                           bool
+	message, data, store, user, session, cacheDir, modules string
+	asJSON, allowStdioMCP                                  bool
+	storeConnectTimeout                                    time.Duration
 }
 
 func newRun() *cobra.Command {
@@ -40,7 +43,9 @@ func newRun() *cobra.Command {
 		Long: "Loads the app definition in this process and reads messages from stdin,\n" +
 			"one a line, printing the agent's replies; -m sends one message and exits.\n" +
 			"Sessions live in memory unless --data names a directory (a bbolt store,\n" +
-			"whose registered modules the definition may then refer to by name).\n" +
+			"whose registered modules the definition may then refer to by name) or\n" +
+			"--store names a PostgreSQL database (serve's, or a google-adk app's:\n" +
+			"its sessions continue here with --session).\n" +
 			"Module references ending in .wasm are files relative to the definition;\n" +
 			"with --modules DIR, a reference NAME is the file DIR/NAME.wasm.",
 		Args: cobra.ExactArgs(1),
@@ -49,8 +54,10 @@ func newRun() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.message, "message", "m", "", "send this one message and exit")
 	fl.StringVar(&f.data, "data", "", "bbolt data directory (default: sessions in memory)")
+	fl.StringVar(&f.store, "store", "", "postgres://USER:PASS@HOST:PORT/DB to keep sessions, artifacts and memories in PostgreSQL (google-adk's schema; modules resolve from its registry), or memory; default: bbolt in --data when given, else memory")
+	fl.DurationVar(&f.storeConnectTimeout, "store-connect-timeout", 10*time.Second, "how long a postgres:// store is retried, with backoff, before run gives up")
 	fl.StringVar(&f.user, "user", "user", "user id")
-	fl.StringVar(&f.session, "session", "", "session id (default: a new one; with --data an existing one continues)")
+	fl.StringVar(&f.session, "session", "", "session id (default: a new one; with --data or --store an existing one continues)")
 	fl.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compilation cache directory (empty: no cache)")
 	fl.StringVar(&f.modules, "modules", "", "directory of NAME.wasm files that module references by name resolve to")
 	fl.BoolVar(&f.asJSON, "json", false, "print every event as a JSON line")
@@ -63,7 +70,7 @@ func newRun() *cobra.Command {
 // else the bbolt registry when there is one.
 type localModules struct {
 	dir, modulesDir string
-	reg             *bolt.Registry
+	reg             registry.Registry
 }
 
 func (m localModules) ResolveModule(ctx context.Context, ref string) ([]byte, string, error) {
@@ -86,7 +93,7 @@ func (m localModules) ResolveModule(ctx context.Context, ref string) ([]byte, st
 		}
 	}
 	if m.reg == nil {
-		return nil, "", fmt.Errorf("module %q: only .wasm files resolve without --data (a store with registered modules) or --modules DIR", ref)
+		return nil, "", fmt.Errorf("module %q: only .wasm files resolve without --data or --store (a store with registered modules) or --modules DIR", ref)
 	}
 	return server.RegistryModules{Registry: m.reg}.ResolveModule(ctx, ref)
 }
@@ -104,14 +111,24 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var sessions session.Service = session.NewInMemoryService()
 	var artifacts artifact.Service = artifact.NewInMemoryService()
-	var reg *bolt.Registry
-	if f.data != "" {
-		db, err := bolt.Open(filepath.Join(f.data, "adkhost.db"), bolt.Config{})
+	var mems memory.Service = memory.NewInMemoryService()
+	var reg registry.Registry
+	kind := f.store
+	if kind == "" && f.data != "" {
+		kind = "bolt"
+	}
+	switch {
+	case kind == "" || kind == "memory":
+	case kind == "bolt" && f.data == "":
+		return errors.New("--store bolt: name the store's directory with --data DIR")
+	default:
+		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		st, err := openStore(ctx, kind, f.data, f.storeConnectTimeout, log)
 		if err != nil {
-			return fmt.Errorf("opening the store: %w", err)
+			return err
 		}
-		defer db.Close()
-		sessions, artifacts, reg = db.Sessions(), db.Artifacts(), db.Registry()
+		defer st.close()
+		sessions, artifacts, mems, reg = st.stores.Sessions, st.stores.Artifacts, st.memory, st.stores.Registry
 	}
 	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: f.cacheDir})
 	if err != nil {
@@ -127,7 +144,7 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	defer app.Close(context.WithoutCancel(ctx))
 	runner, err := engine.NewRunner(engine.RunnerConfig{AppName: name, Agent: app.Root, Sessions: sessions, Artifacts: artifacts, Plugins: app.Plugins,
-		Memory: memory.NewInMemoryService(), AutoCreateSession: true, Resumable: app.Resumable, Compaction: app.Compaction})
+		Memory: mems, AutoCreateSession: true, Resumable: app.Resumable, Compaction: app.Compaction})
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, f, log)
+	st, err := openStore(ctx, f.store, f.data, f.storeConnectTimeout, log)
 	if err != nil {
 		return err
 	}
@@ -184,10 +184,9 @@ type openedStore struct {
 // so nothing survives the process; a postgres:// URL, a PostgreSQL
 // database shared by replicas (and by google-adk apps), reached within
 // --store-connect-timeout.
-func openStore(ctx context.Context, f serveFlags, log *slog.Logger) (*openedStore, error) {
-	kind := f.store
+func openStore(ctx context.Context, kind, dataDir string, connectTimeout time.Duration, log *slog.Logger) (*openedStore, error) {
 	if strings.HasPrefix(kind, "postgres://") || strings.HasPrefix(kind, "postgresql://") {
-		db, err := postgres.Open(ctx, kind, postgres.Config{ConnectTimeout: f.storeConnectTimeout, Logger: log})
+		db, err := postgres.Open(ctx, kind, postgres.Config{ConnectTimeout: connectTimeout, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--store: %w", err)
 		}
@@ -200,7 +199,7 @@ func openStore(ctx context.Context, f serveFlags, log *slog.Logger) (*openedStor
 	switch kind {
 	case "", "bolt":
 		var err error
-		db, err = bolt.Open(filepath.Join(f.data, "adkhost.db"), bolt.Config{})
+		db, err = bolt.Open(filepath.Join(dataDir, "adkhost.db"), bolt.Config{})
 		if err != nil {
 			return nil, fmt.Errorf("opening the store: %w", err)
 		}

@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/internal/pgtest"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
+	"github.com/adkhost/adkhost/store/postgres"
 )
 
 // TestServePostgresReplicas runs two `adkhost serve --store postgres://…`
@@ -394,4 +396,46 @@ func TestServePostgresRestartedUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d turns failed while PostgreSQL restarted", failures)
+}
+
+// TestRunCommandPostgresStore: `adkhost run --store postgres://…` keeps a
+// local conversation in PostgreSQL: a second run with --session continues
+// it, and the session is there for serve or google-adk to read.
+func TestRunCommandPostgresStore(t *testing.T) {
+	url := pgtest.Database(t)
+	dir := filepath.Join(t.TempDir(), "chat")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "root_agent.yaml"), []byte("name: chat\nmodel: scripted\ninstruction: Echo.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'echo: {{text}}'}\n"), 0o644)
+	for _, text := range []string{"one", "two"} {
+		out, errOut, err := cli(t, "run", dir, "--store", url, "--session", "s1", "--user", "u", "-m", text, "--cache-dir", "")
+		if err != nil || !strings.Contains(out, "[chat]: echo: "+text) {
+			t.Fatalf("run -m %s: %v\n%s\n%s", text, err, out, errOut)
+		}
+	}
+	db, err := postgres.Open(t.Context(), url, postgres.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.Sessions().Get(t.Context(), &session.GetRequest{AppName: "chat", UserID: "u", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, ev := range s.Events() {
+		if ev.Content != nil && len(ev.Content.Parts) > 0 {
+			texts = append(texts, ev.Author+": "+ev.Content.Parts[0].Text)
+		}
+	}
+	if want := []string{"user: one", "chat: echo: one", "user: two", "chat: echo: two"}; !slices.Equal(texts, want) {
+		t.Fatalf("session after two runs = %q, want %q", texts, want)
+	}
+	// A bad URL is an error that says which flag, not a hang.
+	if _, errOut, err := cli(t, "run", dir, "--store", "postgres://nobody@127.0.0.1:1/none", "--store-connect-timeout", "1s", "-m", "x"); err == nil || !strings.Contains(errOut, "--store") {
+		t.Fatalf("unreachable --store: %v %s", err, errOut)
+	}
+	if _, errOut, err := cli(t, "run", dir, "--store", "bolt", "-m", "x"); err == nil || !strings.Contains(errOut, "--data") {
+		t.Fatalf("--store bolt without --data: %v %s", err, errOut)
+	}
 }
