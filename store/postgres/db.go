@@ -27,6 +27,11 @@ type Config struct {
 	MaxConns int32
 	// Logger receives connection retries and migrations. Nil: slog.Default.
 	Logger *slog.Logger
+	// SessionCacheBytes bounds the decoded session histories a replica
+	// keeps so that Get reads only the events stored since (see
+	// SessionService). Zero means DefaultSessionCacheBytes; negative, no
+	// cache.
+	SessionCacheBytes int64
 }
 
 // DefaultMaxConns is the pool size when neither Config.MaxConns nor the
@@ -80,7 +85,11 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	db.sessions = &SessionService{db: db}
+	cacheBytes := cfg.SessionCacheBytes
+	if cacheBytes == 0 {
+		cacheBytes = DefaultSessionCacheBytes
+	}
+	db.sessions = &SessionService{db: db, cache: newSessionCache(cacheBytes)}
 	db.artifacts = &ArtifactService{db: db}
 	db.memory = &MemoryService{db: db}
 	db.registry = &Registry{db: db}

@@ -37,6 +37,9 @@ type SessionService struct {
 	// through one copy from several goroutines are not stale to each
 	// other.
 	locks keyLocks
+	// cache holds the decoded history of sessions read or written lately
+	// (nil: none).
+	cache *sessionCache
 }
 
 var _ session.Service = (*SessionService)(nil)
@@ -169,23 +172,55 @@ func jsonArg(b []byte) any {
 
 // Get implements session.Service: one round trip, a batch in a
 // repeatable-read transaction, so the session row, its events and the app
-// and user state are one snapshot. Only the events asked for are read
-// (google-adk's query: newest first by timestamp and id, limited).
+// and user state are one snapshot. Of the events, only those stored after
+// the cached history's newest are read (see sessionCache); without a
+// cached history, a Get asking for recent events only reads just those
+// (google-adk's query: newest first by timestamp and id, limited), any
+// other reads them all and fills the cache.
 func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.Session, error) {
+	key := sessionKey(req.AppName, req.UserID, req.SessionID)
+	if c, ok := s.cache.get(key); ok {
+		sess, err := s.get(ctx, req, key, &c)
+		if !errors.Is(err, errCacheMismatch) {
+			return sess, err
+		}
+		s.cache.remove(key)
+	}
+	return s.get(ctx, req, key, nil)
+}
+
+// errCacheMismatch says the cached history is not a prefix of the stored one.
+var errCacheMismatch = errors.New("cached history does not match the stored one")
+
+func sessionKey(app, user, id string) string { return app + "\x00" + user + "\x00" + id }
+
+// get is Get on top of the cached history c (nil: none).
+func (s *SessionService) get(ctx context.Context, req *session.GetRequest, key string, c *cached) (*session.Session, error) {
 	fail := func(err error) (*session.Session, error) {
 		return nil, session.KeyError(req.AppName, req.UserID, req.SessionID, err)
 	}
+	// whole: the events read, after c's, are the rest of the history, and
+	// the cache gets it all.
+	whole := c != nil || (s.cache != nil && req.NumRecentEvents <= 0 && req.After.IsZero())
 	var b pgx.Batch
 	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
-	b.Queue(`SELECT state, update_time FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3`, req.AppName, req.UserID, req.SessionID)
+	b.Queue(`SELECT state, update_time, create_time,
+	(SELECT count(*) FROM events WHERE app_name = $1 AND user_id = $2 AND session_id = $3)
+FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3`, req.AppName, req.UserID, req.SessionID)
 	q := `SELECT id, invocation_id, timestamp, event_data FROM events WHERE app_name = $1 AND user_id = $2 AND session_id = $3`
 	args := []any{req.AppName, req.UserID, req.SessionID}
-	if !req.After.IsZero() {
+	switch {
+	case c != nil:
+		if ts, id, ok := c.last(); ok {
+			args = append(args, ts, id)
+			q += " AND (timestamp, id) > ($4, $5)"
+		}
+	case !whole && !req.After.IsZero():
 		args = append(args, micros(req.After))
 		q += fmt.Sprintf(" AND timestamp >= $%d", len(args))
 	}
 	q += " ORDER BY timestamp DESC, id DESC"
-	if req.NumRecentEvents > 0 {
+	if !whole && req.NumRecentEvents > 0 {
 		args = append(args, req.NumRecentEvents)
 		q += fmt.Sprintf(" LIMIT $%d", len(args))
 	}
@@ -199,8 +234,9 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 		return fail(err)
 	}
 	var own []byte
-	var updated time.Time
-	err := br.QueryRow().Scan(&own, &updated)
+	var updated, created time.Time
+	var count int64
+	err := br.QueryRow().Scan(&own, &updated, &created, &count)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fail(session.ErrNotFound)
 	}
@@ -211,11 +247,12 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 	if err != nil {
 		return fail(err)
 	}
-	events, err := scanEvents(rows)
+	events, ts, size, err := scanEvents(rows)
 	if err != nil {
 		return fail(err)
 	}
 	slices.Reverse(events)
+	slices.Reverse(ts)
 	var appState, userState []byte
 	if err := scanOptional(br.QueryRow(), &appState); err != nil {
 		return fail(err)
@@ -225,6 +262,20 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 	}
 	if _, err := br.Exec(); err != nil {
 		return fail(err)
+	}
+	if whole {
+		if c != nil {
+			if !c.created.Equal(created) || int64(c.count()+len(events)) != count {
+				return nil, errCacheMismatch
+			}
+			prior, priorTS, err := c.decoded()
+			if err != nil {
+				return nil, errCacheMismatch
+			}
+			events, ts, size = slices.Concat(prior, events), slices.Concat(priorTS, ts), size+c.jsonBytes
+		}
+		s.cache.put(key, created, revisionOf(updated), events, ts, size)
+		events = selectEvents(events, ts, req.NumRecentEvents, req.After)
 	}
 	state := map[string]any{}
 	for _, part := range []struct {
@@ -246,34 +297,64 @@ func scanOptional(r pgx.Row, dst *[]byte) error {
 	return err
 }
 
-// scanEvents decodes rows of id, invocation_id, timestamp, event_data as
-// google-adk's StorageEvent.to_event does: the columns give the id and
-// invocation id, event_data the rest, its timestamp preferred to the
-// column's.
-func scanEvents(rows pgx.Rows) ([]*session.Event, error) {
+// scanEvents decodes rows of id, invocation_id, timestamp, event_data
+// (see decodeEvent), returning the events, their stored timestamps and
+// the size of their stored JSON.
+func scanEvents(rows pgx.Rows) ([]*session.Event, []time.Time, int, error) {
 	defer rows.Close()
 	var out []*session.Event
+	var ts []time.Time
+	size := 0
 	for rows.Next() {
-		var id, inv string
-		var ts time.Time
-		var data []byte
-		if err := rows.Scan(&id, &inv, &ts, &data); err != nil {
-			return nil, err
+		var r storedEvent
+		if err := rows.Scan(&r.id, &r.invocation, &r.ts, &r.data); err != nil {
+			return nil, nil, 0, err
 		}
-		e := new(session.Event)
-		if len(data) > 0 && string(data) != "null" {
-			var err error
-			if e, err = eventFromPython(data); err != nil {
-				return nil, fmt.Errorf("event %q: stored event_data: %w", id, err)
-			}
-		}
-		e.ID, e.InvocationID = id, inv
-		if e.Timestamp.IsZero() {
-			e.Timestamp = ts
+		e, err := decodeEvent(r)
+		if err != nil {
+			return nil, nil, 0, err
 		}
 		out = append(out, e)
+		ts = append(ts, r.ts)
+		size += len(r.data)
 	}
-	return out, rows.Err()
+	return out, ts, size, rows.Err()
+}
+
+// decodeEvent decodes a stored event as google-adk's StorageEvent.to_event
+// does: the columns give the id and invocation id, event_data the rest,
+// its timestamp preferred to the column's.
+func decodeEvent(r storedEvent) (*session.Event, error) {
+	e := new(session.Event)
+	if len(r.data) > 0 && string(r.data) != "null" {
+		var err error
+		if e, err = eventFromPython(r.data); err != nil {
+			return nil, fmt.Errorf("event %q: stored event_data: %w", r.id, err)
+		}
+	}
+	e.ID, e.InvocationID = r.id, r.invocation
+	if e.Timestamp.IsZero() {
+		e.Timestamp = r.ts
+	}
+	return e, nil
+}
+
+// decoded returns c's history with its pending events decoded.
+func (c *cached) decoded() ([]*session.Event, []time.Time, error) {
+	if len(c.pending) == 0 {
+		return c.events, c.ts, nil
+	}
+	// c's slices are clipped: these appends copy.
+	events := slices.Grow(c.events, len(c.pending))
+	ts := slices.Grow(c.ts, len(c.pending))
+	for _, p := range c.pending {
+		e, err := decodeEvent(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		events, ts = append(events, e), append(ts, p.ts)
+	}
+	return events, ts, nil
 }
 
 // List implements session.Service: the sessions oldest update first (ties
@@ -376,6 +457,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) ([]
 // events table's foreign key cascades).
 func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
 	_, err := s.db.pool.Exec(ctx, `DELETE FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3`, req.AppName, req.UserID, req.SessionID)
+	s.cache.remove(sessionKey(req.AppName, req.UserID, req.SessionID))
 	if err != nil {
 		return session.KeyError(req.AppName, req.UserID, req.SessionID, err)
 	}
@@ -428,7 +510,8 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	if n := utf8.RuneCountInString(e.InvocationID); n > 256 {
 		return fail(fmt.Errorf("invocation id is %d characters long; google-adk's events table holds at most 256", n))
 	}
-	unlock := s.locks.lock(sess.AppName + "\x00" + sess.UserID + "\x00" + sess.ID)
+	key := sessionKey(sess.AppName, sess.UserID, sess.ID)
+	unlock := s.locks.lock(key)
 	defer unlock()
 	// As google-adk's append_event, temp: keys leave the event before it
 	// is stored, whether or not the append goes through.
@@ -473,6 +556,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	default:
 		return fail(session.ErrNotFound)
 	}
+	s.cache.append(key, sess.Revision(), revisionOf(*updated), storedEvent{id: e.ID, invocation: e.InvocationID, ts: micros(e.Timestamp), data: data})
 	sess.Commit(e, temp, revisionOf(*updated))
 	return nil
 }
