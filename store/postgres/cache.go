@@ -46,9 +46,9 @@ type sessionCache struct {
 
 // cacheEntry is one session's history at revision rev: its events in
 // stored order with their stored timestamps (what After compares), and
-// the events appended through this replica since, as stored, not decoded
+// the events appended through this replica since, encoded, not decoded
 // yet (decoding at append time would cost every append a decode; the next
-// Get decodes them from the very bytes the database holds).
+// Get decodes them from the bytes the stored event was made from).
 type cacheEntry struct {
 	key     string
 	created time.Time
@@ -62,11 +62,15 @@ type cacheEntry struct {
 	size      int64
 }
 
-// storedEvent is an events row as AppendEvent wrote it.
+// storedEvent is an events row: its event_data, or (camel) the event's
+// own JSON that AppendEvent made event_data from, which decodes in one
+// pass to the same event (keeping the order of dict keys, which jsonb
+// does not).
 type storedEvent struct {
 	id, invocation string
 	ts             time.Time
 	data           []byte
+	camel          bool
 }
 
 // cached is a consistent copy of an entry's slices, taken under the lock.

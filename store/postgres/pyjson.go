@@ -27,17 +27,15 @@ var eventType = reflect.TypeFor[session.Event]()
 // maxJSONDepth bounds the walk; deeper values are copied as they are.
 const maxJSONDepth = 64
 
-// eventToPython encodes e as google-adk's event_data.
-func eventToPython(e *session.Event) ([]byte, error) {
-	b, err := json.Marshal(e)
+// eventToPython encodes e as google-adk's event_data (python), and in
+// adkhost's own JSON (camel), which it is made from.
+func eventToPython(e *session.Event) (python, camel []byte, err error) {
+	camel, err = json.Marshal(e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	v, err := decodeJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(convert(v, eventType, true, 0))
+	python, err = rewrite(make([]byte, 0, len(camel)+len(camel)/8), camel, eventType, true)
+	return python, camel, err
 }
 
 // eventFromPython decodes google-adk's event_data (snake_case keys, or

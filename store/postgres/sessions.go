@@ -326,7 +326,12 @@ func scanEvents(rows pgx.Rows) ([]*session.Event, []time.Time, int, error) {
 // its timestamp preferred to the column's.
 func decodeEvent(r storedEvent) (*session.Event, error) {
 	e := new(session.Event)
-	if len(r.data) > 0 && string(r.data) != "null" {
+	switch {
+	case r.camel:
+		if err := json.Unmarshal(r.data, e); err != nil {
+			return nil, fmt.Errorf("event %q: %w", r.id, err)
+		}
+	case len(r.data) > 0 && string(r.data) != "null":
 		var err error
 		if e, err = eventFromPython(r.data); err != nil {
 			return nil, fmt.Errorf("event %q: stored event_data: %w", r.id, err)
@@ -529,7 +534,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	if err != nil {
 		return fail(err)
 	}
-	data, err := eventToPython(e)
+	data, camel, err := eventToPython(e)
 	if err != nil {
 		return fail(fmt.Errorf("encode event %q: %w", e.ID, err))
 	}
@@ -556,7 +561,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	default:
 		return fail(session.ErrNotFound)
 	}
-	s.cache.append(key, sess.Revision(), revisionOf(*updated), storedEvent{id: e.ID, invocation: e.InvocationID, ts: micros(e.Timestamp), data: data})
+	s.cache.append(key, sess.Revision(), revisionOf(*updated), storedEvent{id: e.ID, invocation: e.InvocationID, ts: micros(e.Timestamp), data: camel, camel: true})
 	sess.Commit(e, temp, revisionOf(*updated))
 	return nil
 }
