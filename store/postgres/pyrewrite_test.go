@@ -175,4 +175,3 @@ func FuzzRewrite(f *testing.F) {
 		checkRewrite(t, src)
 	})
 }
-
