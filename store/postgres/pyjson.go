@@ -39,13 +39,11 @@ func eventToPython(e *session.Event) (python, camel []byte, err error) {
 }
 
 // eventFromPython decodes google-adk's event_data (snake_case keys, or
-// camelCase, which pydantic accepts too) into an event.
+// camelCase, which pydantic accepts too) into an event. Its dicts print
+// sorted, as they would from any jsonb: the order jsonb keeps (shortest
+// key first) is not the one they were written in.
 func eventFromPython(data []byte) (*session.Event, error) {
-	v, err := decodeJSON(data)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(convert(v, eventType, false, 0))
+	b, err := rewrite(make([]byte, 0, len(data)), data, eventType, false)
 	if err != nil {
 		return nil, err
 	}
@@ -53,18 +51,8 @@ func eventFromPython(data []byte) (*session.Event, error) {
 	if err := json.Unmarshal(b, e); err != nil {
 		return nil, err
 	}
+	e.KeyOrder = nil
 	return e, nil
-}
-
-// decodeJSON decodes with numbers kept as written.
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 type fieldInfo struct {
@@ -133,71 +121,6 @@ func snakeCase(s string) string {
 }
 
 var bytesType = reflect.TypeFor[[]byte]()
-
-// convert renames the struct field keys in v, typed t, to Python's names
-// (toPython) or to the Go JSON names.
-func convert(v any, t reflect.Type, toPython bool, depth int) any {
-	if depth > maxJSONDepth || t == nil {
-		return v
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		si := structFields(t)
-		out := make(map[string]any, len(m))
-		for k, x := range m {
-			fi := si.byJSON[k]
-			if fi == nil {
-				fi = si.byPython[k]
-			}
-			if fi == nil {
-				// Unknown to this build (a newer google-adk field, or the
-				// event's timestamp, which is no struct field): kept.
-				out[k] = x
-				continue
-			}
-			name := fi.json
-			if toPython {
-				name = fi.python
-			}
-			out[name] = convert(x, fi.typ, toPython, depth+1)
-		}
-		return out
-	case reflect.Slice, reflect.Array:
-		if t == bytesType || t.Elem().Kind() == reflect.Uint8 {
-			if s, ok := v.(string); ok {
-				return base64Alphabet(s, toPython)
-			}
-			return v
-		}
-		l, ok := v.([]any)
-		if !ok {
-			return v
-		}
-		out := make([]any, len(l))
-		for i, x := range l {
-			out[i] = convert(x, t.Elem(), toPython, depth+1)
-		}
-		return out
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok || t.Elem().Kind() == reflect.Interface {
-			return v
-		}
-		out := make(map[string]any, len(m))
-		for k, x := range m {
-			out[k] = convert(x, t.Elem(), toPython, depth+1)
-		}
-		return out
-	}
-	return v
-}
 
 // base64Alphabet turns standard base64 into URL-safe (pydantic's
 // ser_json_bytes="base64") or back (Go's encoding/json).

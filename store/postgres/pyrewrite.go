@@ -7,11 +7,13 @@ import (
 	"reflect"
 )
 
-// rewrite is convert on JSON text: it appends src, a JSON value typed t,
-// to dst with the struct field keys renamed to Python's names (toPython)
-// or to the Go JSON names, and []byte strings in the other base64
-// alphabet, in one pass, keeping everything else (and the order of keys)
-// as written. Whitespace between tokens is dropped.
+// rewrite appends src, a JSON value typed t, to dst with the keys that
+// name struct fields renamed to Python's names (toPython) or to the Go
+// JSON names, and []byte strings in the other base64 alphabet, in one
+// pass along t; keys unknown to t, free-form dicts (maps of interface
+// values, interface values) and everything else stay as written, key
+// order included. Whitespace between tokens is dropped; src is checked
+// as it is read, so invalid JSON is an error.
 func rewrite(dst, src []byte, t reflect.Type, toPython bool) ([]byte, error) {
 	r := rewriter{src: src, toPython: toPython}
 	dst, err := r.value(dst, t, 0)
