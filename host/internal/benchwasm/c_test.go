@@ -15,6 +15,21 @@ import (
 // plugins/examples/install-deps.sh installs them).
 func TestCBench(t *testing.T) {
 	enabled(t)
+	row(t, "c", buildCWeather(t))
+}
+
+// BenchmarkTurnC is BenchmarkTurn with the C guest: the host's share of a
+// call, with a guest that costs almost nothing.
+func BenchmarkTurnC(b *testing.B) {
+	rt, _ := benchRuntime(b)
+	guestTool, goTool, closeTools := turnTools(b, rt, buildCWeather(b))
+	defer closeTools()
+	b.Run("wasm", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(guestTool)) })
+	b.Run("go", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(goTool)) })
+}
+
+// buildCWeather builds testdata/weather.c.
+func buildCWeather(t testing.TB) []byte {
 	root, err := wasmbuild.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -37,5 +52,5 @@ func TestCBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("c: %d bytes", len(wasm))
-	row(t, "c", wasm)
+	return wasm
 }
