@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/adkhost/adkhost/modbuild"
@@ -104,5 +105,16 @@ func TestDeclarationsMatchGoogleADK(t *testing.T) {
 		if !bytes.Equal(g, w) {
 			t.Errorf("tool %s:\n adkhost    %s\n google-adk %s", tool.Name, g, w)
 		}
+	}
+}
+
+// TestJSONCodec: the SDK's own dumps and loads (one encoder and the C
+// scanner, for speed in the sandbox) give what the json module gives.
+func TestJSONCodec(t *testing.T) {
+	cmd := exec.Command("python3", "tests/json_codec.py")
+	cmd.Env = append(os.Environ(), "PYTHONPATH=.")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -1,6 +1,6 @@
 """The host functions (ABI.md §4) with their status codes as exceptions."""
 
-import json
+from ._obj import dumps, loads as _loads
 
 try:
     import _adkhost
@@ -51,18 +51,13 @@ def _check(function, st):
         raise HostError(function, st)
 
 
-def dumps(value):
-    from ._obj import json_default
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=json_default).encode("utf-8")
-
-
 def state_get(key):
     """The value of key, or raises KeyError."""
     st, data = _mod().state_get(_b(key))
     if st == NOT_FOUND:
         raise KeyError(key)
     _check("state_get", st)
-    return json.loads(data) if data else None
+    return _loads(data) if data else None
 
 
 def state_set(key, value):
@@ -95,7 +90,7 @@ def artifact_load(name, version=None):
     if st == NOT_FOUND:
         return None
     _check("artifact_load", st)
-    return json.loads(data) if data else None
+    return _loads(data) if data else None
 
 
 def artifact_save(name, part):
@@ -107,7 +102,7 @@ def artifact_save(name, part):
 def artifact_list():
     st, data = _mod().artifact_list()
     _check("artifact_list", st)
-    return json.loads(data) if data else []
+    return _loads(data) if data else []
 
 
 def log(level, message):
@@ -118,7 +113,7 @@ def log(level, message):
 def invocation_info():
     st, data = _mod().invocation_info()
     _check("invocation_info", st)
-    return json.loads(data) if data else {}
+    return _loads(data) if data else {}
 
 
 def config_get(key):
@@ -132,13 +127,13 @@ def config_get(key):
 def http_request(req):
     st, data = _mod().http_request(dumps(req))
     _check("http_request", st)
-    return json.loads(data)
+    return _loads(data)
 
 
 def memory_search(query):
     st, data = _mod().memory_search(_b(query or ""))
     _check("memory_search", st)
-    return json.loads(data) if data else {"memories": []}
+    return _loads(data) if data else {"memories": []}
 
 
 def memory_add_session():

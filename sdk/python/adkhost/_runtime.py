@@ -14,7 +14,7 @@ import typing
 
 from . import _host, _registry, _schema
 from ._context import BaseTool, Context, InvocationContext
-from ._obj import Obj, json_default, wrap
+from ._obj import Obj, dumps, loads, wrap
 from ._plugin import METHODS, BasePlugin
 
 _describe = b""
@@ -37,7 +37,7 @@ PRELOAD = ("json", "re", "math", "random", "datetime", "_strptime", "time", "enu
 
 def _out(**fields):
     fields["abiVersion"] = 1
-    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False, default=json_default).encode("utf-8")
+    return dumps(fields)
 
 
 def _error_text(e):
@@ -45,10 +45,14 @@ def _error_text(e):
     return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
 
 
+# What a tool or callback returns most often: never awaitable.
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None), tuple})
+
+
 def _await(value):
     """Runs a coroutine to completion: the sandbox has no event loop, and an
     await that really suspends (a timer, a socket) cannot complete."""
-    if not inspect.isawaitable(value):
+    if type(value) in _PLAIN or not inspect.isawaitable(value):
         return value
     coro = value.__await__() if not inspect.iscoroutine(value) else value
     for _ in range(100000):
@@ -155,7 +159,7 @@ def dispatch(hook, data):
         handlers = _handlers.get(hook)
         if not handlers:
             return _out(error=f"this module does not implement {hook}")
-        msg = json.loads(data) if data else {}
+        msg = loads(data) if data else {}
         out = handlers[0](msg)
         return b"" if out is None else _out(**out)
     except BaseException as e:  # SystemExit and KeyboardInterrupt too: the host must get an answer
@@ -196,7 +200,7 @@ def _tool_call(msg):
     args = msg.get("args") or {}
     params = prep.params
     call = {k: v for k, v in args.items() if k in params}
-    missing = [n for n in prep.required if n not in call]
+    missing = prep.required and [n for n in prep.required if n not in call]
     if missing:
         return {"result": {"error": (
             f"Invoking `{t.name}()` failed as the following mandatory input parameters are not present:\n"
@@ -204,13 +208,15 @@ def _tool_call(msg):
             + "\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.")}}
     if prep.ctx_name in params:
         call[prep.ctx_name] = Context(msg.get("context"), msg.get("confirmation"))
-    for k, tp in prep.enums.items():
-        if k in call and not isinstance(call[k], tp):
-            call[k] = tp(call[k])
-    for k in prep.floats:
-        v = call.get(k)
-        if isinstance(v, int) and not isinstance(v, bool):
-            call[k] = float(v)
+    if prep.enums:
+        for k, tp in prep.enums.items():
+            if k in call and not isinstance(call[k], tp):
+                call[k] = tp(call[k])
+    if prep.floats:
+        for k in prep.floats:
+            v = call.get(k)
+            if isinstance(v, int) and not isinstance(v, bool):
+                call[k] = float(v)
     return {"result": _await(t.func(**call))}
 
 
