@@ -17,6 +17,7 @@
 # go_first_call_ms=…` (n/a where a row failed).
 .PHONY: bench-wasm
 bench-wasm: python-runtime ts-runtime
+	@test -x sdk/assemblyscript/node_modules/.bin/asc || plugins/examples/install-deps.sh as
 	@out=$$(mktemp); \
 	  ADKHOST_BENCH_WASM=1 $(GO) test -count=1 -run '^(TestWasmBench|TestPythonBench|TestTypeScriptBench|TestRustBench|TestCBench|TestAssemblyScriptBench)$$' -v -timeout 20m ./host/internal/benchwasm/ >$$out 2>&1; rc=$$?; \
 	  grep -v '^wasm_call_overhead_us=' $$out; grep '^wasm_call_overhead_us=' $$out; \
