@@ -1,13 +1,13 @@
 package bolt
 
 import (
-	"container/list"
 	"encoding/json"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/sizedlru"
 )
 
 // DefaultSessionCacheBytes is the budget of the session cache when
@@ -44,10 +44,8 @@ const (
 type sessionCache struct {
 	max int64
 
-	mu   sync.Mutex
-	used int64
-	m    map[string]*list.Element // of *cacheEntry
-	lru  list.List                // front: most recently used
+	mu      sync.Mutex
+	entries *sizedlru.Cache[*cacheEntry]
 }
 
 // cacheEntry is one session's history: its events, their stored
@@ -60,8 +58,7 @@ type sessionCache struct {
 // what it serves is decoded from the very bytes the file holds, as an
 // uncached Get's events are.
 type cacheEntry struct {
-	key string
-	h   header
+	h header
 	// events are the decoded events, oldest first; raw the stored JSON of
 	// those appended after them, not decoded yet. len(events)+len(raw) is
 	// len(ts).
@@ -77,7 +74,6 @@ type cacheEntry struct {
 	// members is state decoded (nil: not decoded yet), so that the next
 	// append merges into it without decoding state again. Never modified.
 	members map[string]json.RawMessage
-	size    int64
 }
 
 // newSessionCache returns a cache of about max bytes, or nil (no cache)
@@ -86,7 +82,7 @@ func newSessionCache(max int64) *sessionCache {
 	if max <= 0 {
 		return nil
 	}
-	return &sessionCache{max: max, m: map[string]*list.Element{}}
+	return &sessionCache{max: max, entries: sizedlru.New[*cacheEntry](max)}
 }
 
 // matches reports whether e holds the history of the session whose
@@ -104,22 +100,21 @@ func (c *sessionCache) get(key string, h header) (events []*session.Event, ts []
 		return nil, nil, false
 	}
 	c.mu.Lock()
-	el := c.m[key]
-	if el == nil {
+	e, ok := c.entries.Peek(key)
+	if !ok {
 		c.mu.Unlock()
 		return nil, nil, false
 	}
-	e := el.Value.(*cacheEntry)
 	if !e.matches(h) {
 		// A newer entry (the session was written after the caller's read
 		// transaction began) stays; an older one is useless.
 		if e.h.rev < h.rev {
-			c.drop(el)
+			c.entries.Remove(key)
 		}
 		c.mu.Unlock()
 		return nil, nil, false
 	}
-	c.lru.MoveToFront(el)
+	c.entries.Get(key) // marks it used
 	d, n := len(e.events), len(e.ts)
 	events, ts = e.events[:d:d], e.ts[:n:n]
 	raw := e.raw[: n-d : n-d]
@@ -132,8 +127,8 @@ func (c *sessionCache) get(key string, h header) (events []*session.Event, ts []
 		// Bytes this process stored and could not decode: let the caller
 		// read the file, which reports what is wrong.
 		c.mu.Lock()
-		if c.m[key] == el {
-			c.drop(el)
+		if cur, _ := c.entries.Peek(key); cur == e {
+			c.entries.Remove(key)
 		}
 		c.mu.Unlock()
 		return nil, nil, false
@@ -142,7 +137,7 @@ func (c *sessionCache) get(key string, h header) (events []*session.Event, ts []
 	defer c.mu.Unlock()
 	// Keep the decoded events unless another get kept its own first (or
 	// the entry was replaced): events only ever grow here.
-	if c.m[key] == el && len(e.events) == d {
+	if cur, _ := c.entries.Peek(key); cur == e && len(e.events) == d {
 		e.events = append(e.events, dec...)
 		// A new array: concurrent gets may still read the old one.
 		e.raw = slices.Clone(e.raw[len(raw):])
@@ -162,19 +157,10 @@ func (c *sessionCache) put(key string, h header, events []*session.Event, ts []i
 	size := int64(jsonBytes) + int64(len(state)) + int64(len(events))*cacheEventOverhead + cacheSessionOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el := c.m[key]; el != nil {
-		if el.Value.(*cacheEntry).h.rev >= h.rev {
-			return
-		}
-		c.drop(el)
-	}
-	if size > c.max {
+	if e, ok := c.entries.Peek(key); ok && e.h.rev >= h.rev {
 		return
 	}
-	e := &cacheEntry{key: key, h: h, events: events, ts: ts, state: state, stateOK: true, size: size}
-	c.m[key] = c.lru.PushFront(e)
-	c.used += size
-	c.evict()
+	c.entries.Add(key, &cacheEntry{h: h, events: events, ts: ts, state: state, stateOK: true}, size)
 }
 
 // ownState returns the own state stored for the session key at revision
@@ -186,11 +172,10 @@ func (c *sessionCache) ownState(key string, rev uint64) ([]byte, map[string]json
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el := c.m[key]
-	if el == nil {
+	e, ok := c.entries.Peek(key)
+	if !ok {
 		return nil, nil, false
 	}
-	e := el.Value.(*cacheEntry)
 	if e.h.rev != rev || !e.stateOK {
 		return nil, nil, false
 	}
@@ -210,14 +195,13 @@ func (c *sessionCache) append(key string, prev uint64, h header, data []byte, ts
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el := c.m[key]
-	if el == nil {
+	e, ok := c.entries.Peek(key)
+	if !ok {
 		return
 	}
-	e := el.Value.(*cacheEntry)
 	if e.h.rev != prev || e.h.count+1 != h.count {
 		if e.h.rev < h.rev {
-			c.drop(el)
+			c.entries.Remove(key)
 		}
 		return
 	}
@@ -226,9 +210,8 @@ func (c *sessionCache) append(key string, prev uint64, h header, data []byte, ts
 		// Members, when decoded, are charged as much again as the state.
 		add += stateCharge(state, members) - stateCharge(e.state, e.members)
 	}
-	if e.size+add > c.max {
-		c.drop(el)
-		return
+	if !c.entries.Grow(key, add) {
+		return // it alone would outgrow the budget: dropped
 	}
 	// In place: readers hold e.raw[:n:n] and e.ts[:n:n] at most, and
 	// append writes only at n and beyond (or into a new array).
@@ -238,10 +221,6 @@ func (c *sessionCache) append(key string, prev uint64, h header, data []byte, ts
 		e.state, e.members = state, members
 	}
 	e.h = h
-	e.size += add
-	c.used += add
-	c.lru.MoveToFront(el)
-	c.evict()
 }
 
 // stateCharge is what an entry's own state is charged: its JSON, twice if
@@ -260,24 +239,7 @@ func (c *sessionCache) remove(key string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el := c.m[key]; el != nil {
-		c.drop(el)
-	}
-}
-
-// evict drops least recently used entries until the cache is within its
-// budget. c.mu is held.
-func (c *sessionCache) evict() {
-	for c.used > c.max {
-		c.drop(c.lru.Back())
-	}
-}
-
-// drop removes el. c.mu is held.
-func (c *sessionCache) drop(el *list.Element) {
-	e := c.lru.Remove(el).(*cacheEntry)
-	delete(c.m, e.key)
-	c.used -= e.size
+	c.entries.Remove(key)
 }
 
 // stats returns the number of sessions cached and the bytes charged.
@@ -287,7 +249,7 @@ func (c *sessionCache) stats() (sessions int, used int64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m), c.used
+	return c.entries.Len(), c.entries.Used()
 }
 
 // selectEvents returns the events selected as readEvents selects them

@@ -480,7 +480,7 @@ func TestCacheEviction(t *testing.T) {
 	cached := func() []string {
 		var out []string
 		for _, id := range ids {
-			if svc.cache.m[string(sessionKey("app", "u", id))] != nil {
+			if _, ok := svc.cache.entries.Peek(string(sessionKey("app", "u", id))); ok {
 				out = append(out, id)
 			}
 		}
@@ -596,11 +596,11 @@ func TestCacheDecodesOnGet(t *testing.T) {
 	key := string(sessionKey("app", "u", "s"))
 	entry := func() *cacheEntry {
 		t.Helper()
-		el := svc.cache.m[key]
-		if el == nil {
+		e, ok := svc.cache.entries.Peek(key)
+		if !ok {
 			t.Fatal("the session is not cached")
 		}
-		return el.Value.(*cacheEntry)
+		return e
 	}
 	req := &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"}
 	var prev *session.Session

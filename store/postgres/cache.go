@@ -1,11 +1,11 @@
 package postgres
 
 import (
-	"container/list"
 	"sync"
 	"time"
 
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/sizedlru"
 )
 
 // DefaultSessionCacheBytes is the session cache's budget when
@@ -36,12 +36,8 @@ const (
 // them out read-only, as session.InMemoryService does); entry slices are
 // only appended to past what a reader took, or replaced.
 type sessionCache struct {
-	max int64
-
-	mu   sync.Mutex
-	used int64
-	m    map[string]*list.Element // of *cacheEntry
-	lru  list.List                // front: most recently used
+	mu      sync.Mutex
+	entries *sizedlru.Cache[*cacheEntry]
 }
 
 // cacheEntry is one session's history at revision rev: its events in
@@ -50,16 +46,13 @@ type sessionCache struct {
 // yet (decoding at append time would cost every append a decode; the next
 // Get decodes them from the bytes the stored event was made from).
 type cacheEntry struct {
-	key     string
 	created time.Time
 	rev     uint64
 	events  []*session.Event
 	ts      []time.Time
 	pending []storedEvent
-	// jsonBytes is the stored size of the events and pending ones; size
-	// what the entry is charged.
+	// jsonBytes is the stored size of the events and pending ones.
 	jsonBytes int
-	size      int64
 }
 
 // storedEvent is an events row: its event_data, or (camel) the event's
@@ -99,7 +92,7 @@ func newSessionCache(max int64) *sessionCache {
 	if max <= 0 {
 		return nil
 	}
-	return &sessionCache{max: max, m: map[string]*list.Element{}}
+	return &sessionCache{entries: sizedlru.New[*cacheEntry](max)}
 }
 
 // get returns what the cache holds of the session key.
@@ -109,12 +102,10 @@ func (c *sessionCache) get(key string) (cached, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el := c.m[key]
-	if el == nil {
+	e, ok := c.entries.Get(key)
+	if !ok {
 		return cached{}, false
 	}
-	c.lru.MoveToFront(el)
-	e := el.Value.(*cacheEntry)
 	n, p := len(e.events), len(e.pending)
 	return cached{created: e.created, events: e.events[:n:n], ts: e.ts[:n:n], pending: e.pending[:p:p], jsonBytes: e.jsonBytes}, true
 }
@@ -129,18 +120,10 @@ func (c *sessionCache) put(key string, created time.Time, rev uint64, events []*
 	size := int64(jsonBytes) + int64(len(events))*cacheEventOverhead + cacheSessionOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el := c.m[key]; el != nil {
-		if el.Value.(*cacheEntry).rev > rev {
-			return
-		}
-		c.drop(el)
-	}
-	if size > c.max {
+	if e, ok := c.entries.Peek(key); ok && e.rev > rev {
 		return
 	}
-	c.m[key] = c.lru.PushFront(&cacheEntry{key: key, created: created, rev: rev, events: events, ts: ts, jsonBytes: jsonBytes, size: size})
-	c.used += size
-	c.evict()
+	c.entries.Add(key, &cacheEntry{created: created, rev: rev, events: events, ts: ts, jsonBytes: jsonBytes}, size)
 }
 
 // append records that an append moved the session key from revision prev
@@ -154,26 +137,20 @@ func (c *sessionCache) append(key string, prev, rev uint64, ev storedEvent) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el := c.m[key]
-	if el == nil {
+	e, ok := c.entries.Peek(key)
+	if !ok {
 		return
 	}
-	e := el.Value.(*cacheEntry)
-	add := int64(len(ev.data)) + cacheEventOverhead
 	snap := cached{events: e.events, ts: e.ts, pending: e.pending}
 	lastTS, _, some := snap.last()
-	if e.rev != prev || (some && !ev.ts.After(lastTS)) || e.size+add > c.max {
-		c.drop(el)
+	if e.rev != prev || (some && !ev.ts.After(lastTS)) || !c.entries.Grow(key, int64(len(ev.data))+cacheEventOverhead) {
+		c.entries.Remove(key)
 		return
 	}
 	// In place: readers hold pending[:p:p] at most.
 	e.pending = append(e.pending, ev)
 	e.jsonBytes += len(ev.data)
 	e.rev = rev
-	e.size += add
-	c.used += add
-	c.lru.MoveToFront(el)
-	c.evict()
 }
 
 // remove drops the session key.
@@ -183,31 +160,7 @@ func (c *sessionCache) remove(key string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el := c.m[key]; el != nil {
-		c.drop(el)
-	}
-}
-
-func (c *sessionCache) evict() {
-	for c.used > c.max {
-		c.drop(c.lru.Back())
-	}
-}
-
-func (c *sessionCache) drop(el *list.Element) {
-	e := c.lru.Remove(el).(*cacheEntry)
-	delete(c.m, e.key)
-	c.used -= e.size
-}
-
-// stats returns the number of sessions cached and the bytes charged.
-func (c *sessionCache) stats() (sessions int, used int64) {
-	if c == nil {
-		return 0, 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m), c.used
+	c.entries.Remove(key)
 }
 
 // selectEvents applies GetRequest's NumRecentEvents and After to a whole
