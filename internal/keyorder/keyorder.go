@@ -365,10 +365,48 @@ func (p *parser) literal(s []byte) bool {
 	switch string(s) {
 	case "true", "false", "null":
 		return true
-	case "":
+	}
+	return isNumber(s)
+}
+
+// isNumber reports whether s is a JSON number: -?(0|[1-9][0-9]*)
+// (.[0-9]+)?([eE][+-]?[0-9]+)?. (json.Valid says the same, at the cost of
+// a scanner per number.)
+func isNumber(s []byte) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
 		return false
 	}
-	return json.Valid(s) && s[0] != '"'
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 func (p *parser) object(depth int) (*Tree, bool) {

@@ -1,6 +1,7 @@
 package keyorder
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -124,4 +125,20 @@ func TestMemberAndElements(t *testing.T) {
 	if Elements([]byte(`{}`)) != nil || len(Elements([]byte(` [ ] `))) != 0 {
 		t.Error("Elements of a non-list or an empty list")
 	}
+}
+
+// FuzzIsNumber: isNumber agrees with encoding/json on what a number is.
+func FuzzIsNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1", "-12.5e+3", "01", "1.", ".5", "1e", "-", "+1", "1E-0", "0.0e0", "2e300", "1x", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		if bytes.ContainsAny(s, " \t\n\r") {
+			return // the parser cuts literals at whitespace
+		}
+		want := len(s) > 0 && json.Valid(s) && (s[0] == '-' || '0' <= s[0] && s[0] <= '9')
+		if got := isNumber(s); got != want {
+			t.Fatalf("isNumber(%q) = %v, encoding/json says %v", s, got, want)
+		}
+	})
 }
