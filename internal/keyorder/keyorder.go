@@ -411,7 +411,7 @@ func isNumber(s []byte) bool {
 
 func (p *parser) object(depth int) (*Tree, bool) {
 	p.i++ // {
-	t := &Tree{obj: true, keys: []string{}}
+	t := &Tree{obj: true, keys: make([]string, 0, 4)} // most objects have a few keys
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
