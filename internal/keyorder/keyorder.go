@@ -411,7 +411,8 @@ func isNumber(s []byte) bool {
 
 func (p *parser) object(depth int) (*Tree, bool) {
 	p.i++ // {
-	t := &Tree{obj: true, keys: make([]string, 0, 4)} // most objects have a few keys
+	// Most objects have a few keys: room for four saves the first growths.
+	t := &Tree{obj: true, keys: make([]string, 0, 4)}
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
