@@ -14,7 +14,8 @@ bench-serve:
 # adkhost's SessionService vs google-adk 2.13's DatabaseSessionService
 # (asyncpg) on one database; turns over /run (16 clients, scripted model,
 # one Wasm tool call per turn) on bbolt, on PostgreSQL with one replica and
-# with two, with every process's CPU per turn. The last line is
+# with two, with every process's CPU per turn; three alternating rounds of
+# each. The last line, the ratios of the medians, is
 # `pg_append_vs_adk_python=… pg_cpu_per_turn_2rep_vs_1=… pg_vs_bolt_turns=…`.
 .PHONY: bench-postgres
 bench-postgres: python-venv-postgres

@@ -10,8 +10,9 @@
 //     with two (clients alternate replicas), with the CPU seconds of every
 //     process (servers, PostgreSQL's, this client) per turn.
 //
-// Its last line is `pg_append_vs_adk_python=… pg_cpu_per_turn_2rep_vs_1=…
-// pg_vs_bolt_turns=…`.
+// Both run -rounds times (3), alternating what they compare, and the last
+// line, `pg_append_vs_adk_python=… pg_cpu_per_turn_2rep_vs_1=…
+// pg_vs_bolt_turns=…`, has the ratios of the medians.
 package main
 
 import (
@@ -28,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,14 +52,15 @@ func main() {
 	seconds := flag.Duration("append-duration", 5*time.Second, "measured time of each append benchmark")
 	dur := flag.Duration("duration", 8*time.Second, "measured time of each turn benchmark")
 	clients := flag.Int("clients", 16, "concurrent /run clients")
+	rounds := flag.Int("rounds", 3, "rounds, each measuring every configuration in turn; the last line has the medians")
 	flag.Parse()
-	if err := run(*python, *seconds, *dur, *clients); err != nil {
+	if err := run(*python, *seconds, *dur, *clients, max(*rounds, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "benchpg:", err)
 		os.Exit(1)
 	}
 }
 
-func run(python string, appendDur, dur time.Duration, clients int) error {
+func run(python string, appendDur, dur time.Duration, clients, rounds int) error {
 	ctx := context.Background()
 	root, err := wasmbuild.ModuleRoot()
 	if err != nil {
@@ -69,24 +72,30 @@ func run(python string, appendDur, dur time.Duration, clients int) error {
 	}
 	defer cluster.Stop()
 
-	// Appends: adkhost, then google-adk, on one database.
-	url, _, err := cluster.CreateDatabase(ctx)
-	if err != nil {
-		return err
+	// Appends: adkhost, then google-adk, on one new database a round.
+	// Rounds alternate the writers, so that the disk's drift (its fsync
+	// rate moves several-fold over minutes here) falls on both.
+	var url string
+	var goRates, pyRates []float64
+	for round := range rounds {
+		if url, _, err = cluster.CreateDatabase(ctx); err != nil {
+			return err
+		}
+		raw, err := rawCommits(ctx, url, appendDur)
+		if err != nil {
+			return err
+		}
+		goRate, err := goAppends(ctx, url, appendDur)
+		if err != nil {
+			return err
+		}
+		pyRate, err := pyAppends(root, python, url, appendDur)
+		if err != nil {
+			return err
+		}
+		goRates, pyRates = append(goRates, goRate), append(pyRates, pyRate)
+		fmt.Printf("round=%d append_per_s adkhost=%.0f google_adk=%.0f raw_commit_per_s=%.0f (one-row INSERT, autocommit: the disk's floor)\n", round+1, goRate, pyRate, raw)
 	}
-	raw, err := rawCommits(ctx, url, appendDur)
-	if err != nil {
-		return err
-	}
-	goRate, err := goAppends(ctx, url, appendDur)
-	if err != nil {
-		return err
-	}
-	pyRate, err := pyAppends(root, python, url, appendDur)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("append_per_s adkhost=%.0f google_adk=%.0f raw_commit_per_s=%.0f (one-row INSERT, autocommit: the disk's floor)\n", goRate, pyRate, raw)
 
 	// Turns.
 	tmp, err := os.MkdirTemp("", "adkhost-benchpg")
@@ -105,14 +114,16 @@ func run(python string, appendDur, dur time.Duration, clients int) error {
 		return fmt.Errorf("building the weather guest: %w", err)
 	}
 	type result struct{ tps, cpuPerTurn float64 }
+	runs := 0 // each run gets data directories of its own
 	bench := func(name string, replicas int, store func() (string, error)) (result, error) {
+		runs++
 		var servers []*server
 		for i := range replicas {
 			st, err := store()
 			if err != nil {
 				return result{}, err
 			}
-			s, err := startServer(bin, filepath.Join(tmp, fmt.Sprintf("%s-%d", name, i)), st)
+			s, err := startServer(bin, filepath.Join(tmp, fmt.Sprintf("%s-%d-%d", name, runs, i)), st)
 			if err != nil {
 				return result{}, err
 			}
@@ -147,32 +158,47 @@ func run(python string, appendDur, dur time.Duration, clients int) error {
 			name, replicas, turns, r.tps, r.cpuPerTurn*1000, ms(cpu[0]), ms(cpu[1]), ms(cpu[2]))
 		return r, nil
 	}
-	bolt, err := bench("bolt", 1, func() (string, error) { return "bolt", nil })
-	if err != nil {
-		return err
-	}
 	pgStore := func() (string, error) { return url, nil }
 	newDB := func() error {
 		url, _, err = cluster.CreateDatabase(ctx)
 		return err
 	}
-	if err := newDB(); err != nil {
-		return err
-	}
-	pg1, err := bench("postgres", 1, pgStore)
-	if err != nil {
-		return err
-	}
-	if err := newDB(); err != nil {
-		return err
-	}
-	pg2, err := bench("postgres", 2, pgStore)
-	if err != nil {
-		return err
+	// Each round runs the three configurations in turn; the ratios are of
+	// the medians, so one disturbed window moves no ratio alone.
+	var boltTPS, pg1TPS, pg1CPU, pg2CPU []float64
+	for round := range rounds {
+		fmt.Printf("round=%d\n", round+1)
+		bolt, err := bench("bolt", 1, func() (string, error) { return "bolt", nil })
+		if err != nil {
+			return err
+		}
+		if err := newDB(); err != nil {
+			return err
+		}
+		pg1, err := bench("postgres", 1, pgStore)
+		if err != nil {
+			return err
+		}
+		if err := newDB(); err != nil {
+			return err
+		}
+		pg2, err := bench("postgres", 2, pgStore)
+		if err != nil {
+			return err
+		}
+		boltTPS, pg1TPS = append(boltTPS, bolt.tps), append(pg1TPS, pg1.tps)
+		pg1CPU, pg2CPU = append(pg1CPU, pg1.cpuPerTurn), append(pg2CPU, pg2.cpuPerTurn)
 	}
 	fmt.Printf("pg_append_vs_adk_python=%.1f pg_cpu_per_turn_2rep_vs_1=%.2f pg_vs_bolt_turns=%.2f\n",
-		goRate/pyRate, pg2.cpuPerTurn/pg1.cpuPerTurn, pg1.tps/bolt.tps)
+		median(goRates)/median(pyRates), median(pg2CPU)/median(pg1CPU), median(pg1TPS)/median(boltTPS))
 	return nil
+}
+
+// median is the middle value of v (the upper one of an even count).
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // event is the i-th event of the append benchmark, the shapes of
