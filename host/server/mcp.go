@@ -9,12 +9,14 @@ package server
 // adkhost session of the app, one per MCP session.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"sync"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/adkhost/adkhost/engine"
@@ -209,6 +212,16 @@ func (s *Server) serveMCP(c echo.Context) error {
 	if r.ContentLength > s.cfg.Limits.RequestBytes {
 		return &http.MaxBytesError{Limit: s.cfg.Limits.RequestBytes}
 	}
+	if r.Method == http.MethodPost {
+		body, err := readBody(c, s.cfg.Limits.RequestBytes)
+		if err != nil {
+			return err
+		}
+		if e := checkMCPMessage(body); e != nil {
+			return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil, "error": e})
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 		// A new session (an initialize request).
 		if n := s.mcp.sessions(); n >= s.cfg.MCPMaxSessions {
@@ -226,6 +239,30 @@ func (s *Server) serveMCP(c echo.Context) error {
 	a := s.mcp.get(name)
 	a.sync(s, la)
 	a.handler.ServeHTTP(c.Response(), r)
+	return nil
+}
+
+// checkMCPMessage refuses a POST body that is not one JSON-RPC message
+// before the SDK reads it: a batch (MCP dropped them in 2025-06-18; the
+// SDK still runs them for older sessions, so one request could fan out
+// into as many tool calls as its bytes hold), invalid JSON, or a value
+// that is not an object. The SDK answers the latter two in plain text;
+// here they get a JSON-RPC error.
+func checkMCPMessage(body []byte) *jsonrpc.Error {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(b) == 0:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "empty body: POST one JSON-RPC message"}
+	case b[0] == '[':
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "JSON-RPC batches are not accepted (MCP removed them in 2025-06-18): POST one message per request"}
+	}
+	var v json.RawMessage
+	if err := json.Unmarshal(b, &v); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+	}
+	if b[0] != '{' {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is an object"}
+	}
 	return nil
 }
 
@@ -356,7 +393,7 @@ func (s *Server) mcpToolHandler(a *mcpApp, tool string) mcp.ToolHandler {
 		args := map[string]any{}
 		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &args); err != nil {
-				return nil, fmt.Errorf("tool %q: arguments must be a JSON object: %w", tool, err)
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q: arguments must be a JSON object: %v", tool, err)}
 			}
 		}
 		sessionID := req.Session.ID()

@@ -1,0 +1,85 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// mcpRaw speaks MCP to h's /mcp/tools by hand: it initializes a session
+// and returns the headers of its requests.
+func mcpRaw(t *testing.T, h *harness) []string {
+	t.Helper()
+	hdr := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Authorization", "Bearer " + runToken}
+	req, _ := http.NewRequest("POST", h.ts.URL+"/mcp/tools", strings.NewReader(mcpInit))
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	hdr = append(hdr, "Mcp-Session-Id", sid)
+	h.must(http.StatusAccepted)(h.do("POST", "/mcp/tools", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr...))
+	return hdr
+}
+
+// mcpInit is an initialize request of the 2025-03-26 protocol, the last
+// that had JSON-RPC batches.
+const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// TestMCPHostileBodies: bodies that are not one JSON-RPC message are
+// refused before the SDK sees them, each with a JSON-RPC error naming what
+// is wrong; a batch above all, which would fan one request out into as
+// many tool calls as a megabyte holds.
+func TestMCPHostileBodies(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken})
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/counter", counterWasm(t)))
+	h.must(http.StatusCreated)(h.putBundle("tools", counterApp("add")))
+	hdr := mcpRaw(t, h)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"n":1}}}`
+	for _, c := range []struct {
+		body string
+		code int
+		msg  string
+	}{
+		{"[" + call + "," + strings.Replace(call, `"id":1`, `"id":2`, 1) + "]", -32600, "batches are not accepted"},
+		{`not json`, -32700, "invalid character"},
+		{`{"jsonrpc":"2.0","id":3,"method":"ping"`, -32700, "unexpected end of JSON input"},
+		{strings.Repeat("[", 100_000), -32600, "batches are not accepted"},
+		{`{"a":` + strings.Repeat("[", 100_000), -32700, "exceeded max depth"},
+		{`"ping"`, -32600, "a JSON-RPC message is an object"},
+		{"  \n", -32600, "empty"},
+	} {
+		st, b := h.do("POST", "/mcp/tools", c.body, hdr...)
+		var e rpcError
+		if err := json.Unmarshal(b, &e); err != nil || st != http.StatusBadRequest || e.JSONRPC != "2.0" || string(e.ID) != "null" || e.Error.Code != c.code || !strings.Contains(e.Error.Message, c.msg) {
+			t.Errorf("%.40q: %d %.300s, want 400 and a JSON-RPC error %d (%s)", c.body, st, b, c.code, c.msg)
+		}
+	}
+	// The session is unharmed, and no call of the batch ran.
+	st, b := h.do("POST", "/mcp/tools", call, hdr...)
+	if st != http.StatusOK || !strings.Contains(string(b), `{\"total\":1}`) {
+		t.Errorf("a call after the hostile bodies: %d %s", st, b)
+	}
+	// Arguments that are not an object are invalid params.
+	st, b = h.do("POST", "/mcp/tools", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":"n=1"}}`, hdr...)
+	if !strings.Contains(string(b), `"code":-32602`) || !strings.Contains(string(b), "arguments must be a JSON object") {
+		t.Errorf("string arguments: %d %s, want a JSON-RPC error -32602", st, b)
+	}
+}
