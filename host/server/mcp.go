@@ -60,6 +60,30 @@ type mcpApps struct {
 	user   string
 	mu     sync.Mutex
 	byName map[string]*mcpApp
+
+	// openMu serializes the admission of new sessions, and opening counts
+	// the requests admitted that may still make one: without them,
+	// initialize requests arriving together would all pass the bound
+	// before any of them had made its session.
+	openMu  sync.Mutex
+	opening int
+}
+
+// admitNew admits a request that may make a new session, unless max
+// sessions are open or being made; done ends the admission, once the
+// request's session, if any, is counted among the open ones.
+func (m *mcpApps) admitNew(max int) (done func(), err error) {
+	m.openMu.Lock()
+	defer m.openMu.Unlock()
+	if n := m.sessions(); n+m.opening >= max {
+		return nil, errorf(http.StatusServiceUnavailable, fmt.Sprintf("too many MCP sessions open (%d, %d more being made): end idle ones (DELETE with their Mcp-Session-Id) or raise --mcp-max-sessions", n, m.opening))
+	}
+	m.opening++
+	return func() {
+		m.openMu.Lock()
+		m.opening--
+		m.openMu.Unlock()
+	}, nil
 }
 
 // mcpApp is one app's MCP server. Its tool list follows the app's current
@@ -209,6 +233,7 @@ func (s *Server) serveMCP(c echo.Context) error {
 		return errorf(http.StatusNotFound, "App not found: "+name)
 	}
 	r := c.Request()
+	var w http.ResponseWriter = c.Response()
 	if r.ContentLength > s.cfg.Limits.RequestBytes {
 		return &http.MaxBytesError{Limit: s.cfg.Limits.RequestBytes}
 	}
@@ -221,11 +246,18 @@ func (s *Server) serveMCP(c echo.Context) error {
 			return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil, "error": e})
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		// A new session (an initialize request).
-		if n := s.mcp.sessions(); n >= s.cfg.MCPMaxSessions {
-			return errorf(http.StatusServiceUnavailable, fmt.Sprintf("too many MCP sessions open (%d): end idle ones (DELETE with their Mcp-Session-Id) or raise --mcp-max-sessions", n))
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			// A new session (an initialize request).
+			done, err := s.mcp.admitNew(s.cfg.MCPMaxSessions)
+			if err != nil {
+				return err
+			}
+			// The admission ends with the answer's first byte: a session
+			// the request made is initialized by then, and counted among
+			// the open ones (the client may already be opening another).
+			release := sync.OnceFunc(done)
+			defer release()
+			w = &onFirstWrite{ResponseWriter: w, f: release}
 		}
 	}
 	if r.Method == http.MethodGet {
@@ -238,9 +270,28 @@ func (s *Server) serveMCP(c echo.Context) error {
 	}
 	a := s.mcp.get(name)
 	a.sync(s, la)
-	a.handler.ServeHTTP(c.Response(), r)
+	a.handler.ServeHTTP(w, r)
 	return nil
 }
+
+// onFirstWrite calls f before the first byte of the response is written.
+type onFirstWrite struct {
+	http.ResponseWriter
+	f func()
+}
+
+func (w *onFirstWrite) WriteHeader(code int) {
+	w.f()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *onFirstWrite) Write(b []byte) (int, error) {
+	w.f()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController flush the underlying writer.
+func (w *onFirstWrite) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // checkMCPMessage refuses a POST body that is not one JSON-RPC message
 // before the SDK reads it: a batch (MCP dropped them in 2025-06-18; the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -81,5 +82,33 @@ func TestMCPHostileBodies(t *testing.T) {
 	st, b = h.do("POST", "/mcp/tools", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":"n=1"}}`, hdr...)
 	if !strings.Contains(string(b), `"code":-32602`) || !strings.Contains(string(b), "arguments must be a JSON object") {
 		t.Errorf("string arguments: %d %s, want a JSON-RPC error -32602", st, b)
+	}
+}
+
+// TestMCPSessionBoundHoldsUnderConcurrency: initialize requests arriving
+// together do not all pass the bound on sessions before any of them has
+// made its session.
+func TestMCPSessionBoundHoldsUnderConcurrency(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken, mcpMaxSessions: 3})
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/counter", counterWasm(t)))
+	h.must(http.StatusCreated)(h.putBundle("tools", counterApp("add")))
+	hdr := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Authorization", "Bearer " + runToken}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range 40 {
+		wg.Go(func() {
+			st, _ := h.do("POST", "/mcp/tools", mcpInit, hdr...)
+			mu.Lock()
+			codes[st]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusOK] != 3 || codes[http.StatusServiceUnavailable] != 37 {
+		t.Errorf("40 initializes at once with a bound of 3: %v, want 3 sessions and 37 refusals", codes)
+	}
+	if b := h.must(http.StatusOK)(h.do("GET", "/metrics", nil)); !strings.Contains(string(b), "adkhost_mcp_sessions 3\n") {
+		t.Error("/metrics does not count 3 MCP sessions")
 	}
 }
