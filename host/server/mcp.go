@@ -101,10 +101,22 @@ type mcpApp struct {
 	calls keyedMutex
 }
 
+// maxMCPCallsPerSession bounds the tool calls of one MCP session running
+// or waiting their turn at once. The SDK runs a call to its end whether or
+// not its POST is still open, so without a bound a client could pile up
+// waiting calls (and their goroutines) by sending calls and hanging up.
+const maxMCPCallsPerSession = 16
+
+// errTooManyCalls refuses a call past maxMCPCallsPerSession.
+var errTooManyCalls = errors.New("too many tool calls in flight in this MCP session")
+
 // keyedMutex is a mutex per key, held only while in use.
 type keyedMutex struct {
 	mu    sync.Mutex
 	locks map[string]*keyedLock
+	// max, when positive, bounds the holder and waiters of one key: past
+	// it lock fails with errTooManyCalls.
+	max int
 }
 
 type keyedLock struct {
@@ -123,6 +135,10 @@ func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
 	if l == nil {
 		l = &keyedLock{sem: make(chan struct{}, 1)}
 		k.locks[key] = l
+	}
+	if k.max > 0 && l.refs >= k.max {
+		k.mu.Unlock()
+		return nil, fmt.Errorf("%w (%d): wait for their results", errTooManyCalls, k.max)
 	}
 	l.refs++
 	k.mu.Unlock()
@@ -157,7 +173,7 @@ func (m *mcpApps) get(name string) *mcpApp {
 	if v == "" {
 		v = "dev"
 	}
-	a := &mcpApp{name: name}
+	a := &mcpApp{name: name, calls: keyedMutex{max: maxMCPCallsPerSession}}
 	a.server = mcp.NewServer(&mcp.Implementation{Name: "adkhost/" + name, Version: v}, &mcp.ServerOptions{Logger: m.s.log.With("app", name, "mcp", true)})
 	a.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.server }, &mcp.StreamableHTTPOptions{
 		Logger:              m.s.log.With("app", name, "mcp", true),
@@ -425,6 +441,9 @@ func (s *Server) mcpToolHandler(a *mcpApp, tool string) mcp.ToolHandler {
 		// state the previous one left: concurrent calls would append
 		// through stale copies of the session.
 		unlock, err := a.calls.lock(ctx, req.Session.ID())
+		if errors.Is(err, errTooManyCalls) {
+			return nil, &jsonrpc.Error{Code: mcpCodeBusy, Message: err.Error()}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -480,6 +499,10 @@ func (s *Server) mcpToolHandler(a *mcpApp, tool string) mcp.ToolHandler {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: res.Response}, nil
 	}
 }
+
+// mcpCodeBusy is the JSON-RPC error of a call refused for the calls
+// already in flight (in the range JSON-RPC leaves to servers).
+const mcpCodeBusy = -32000
 
 func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
