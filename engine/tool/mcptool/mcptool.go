@@ -205,7 +205,27 @@ var reservedNames = map[string]bool{
 	"set_model_response":       true,
 }
 
-// Tools lists the server's tools for the invocation: filtered, sorted by
+// validFunctionName reports whether a tool name is one Gemini takes for a
+// function (a letter or '_', then letters, digits, '_', '.', ':' or '-',
+// 64 at most). A server's tool named otherwise would fail every model
+// request of the agent that offers it, so it is skipped instead.
+func validFunctionName(n string) bool {
+	if n == "" || len(n) > 64 {
+		return false
+	}
+	for i, c := range []byte(n) {
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == ':' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Tools lists the server's tools for the invocation: filtered (a name
+// listed twice, reserved, or that model APIs refuse is skipped), sorted by
 // name (a server's order is not contractual, and a stable order keeps the
 // model's context cache warm), then prefixed. The list is fetched once per
 // invocation; a failed listing is retried once on a fresh session.
@@ -235,7 +255,13 @@ func (ts *Toolset) Tools(ctx callbacks.ReadonlyContext) ([]tool.Tool, error) {
 		}
 	}
 	var out []tool.Tool
+	seen := map[string]bool{}
 	for _, t := range listed {
+		if seen[t.Name] {
+			ts.log.Warn("skipping an MCP tool listed twice", "mcp_server", ts.name, "tool", t.Name)
+			continue
+		}
+		seen[t.Name] = true
 		if reservedNames[t.Name] {
 			ts.log.Warn("skipping an MCP tool whose name is reserved by the engine", "mcp_server", ts.name, "tool", t.Name)
 			continue
@@ -246,6 +272,10 @@ func (ts *Toolset) Tools(ctx callbacks.ReadonlyContext) ([]tool.Tool, error) {
 		mt, err := newTool(ts, t)
 		if err != nil {
 			ts.log.Warn("skipping an MCP tool", "mcp_server", ts.name, "tool", t.Name, "err", err)
+			continue
+		}
+		if t.Name == "" || !validFunctionName(mt.name) {
+			ts.log.Warn("skipping an MCP tool whose name model APIs refuse", "mcp_server", ts.name, "tool", mt.name)
 			continue
 		}
 		out = append(out, mt)
