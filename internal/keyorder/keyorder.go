@@ -176,9 +176,6 @@ func (t *Tree) appendSkeleton(b []byte) []byte {
 	}
 }
 
-// Of returns the hint of raw JSON text, or nil when it needs none.
-func Of(raw []byte) json.RawMessage { return Parse(raw).Hint() }
-
 // Decode decodes one JSON value as Python's json.loads would hold it
 // (integers as int64, other numbers as float64; objects map[string]any)
 // and returns it with its hint.

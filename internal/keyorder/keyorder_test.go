@@ -142,3 +142,38 @@ func FuzzIsNumber(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOf checks Of, which writes the hint in one pass, against the hint
+// of the parsed Tree.
+func FuzzOf(f *testing.F) {
+	for _, s := range []string{
+		`{"b": 1, "a": 2}`, `[{"q": 1, "p": 2}, 3, {"r": 0}]`, `{"é": 1, "a\"b\u0001": {"n": 1, "m": 2}}`,
+		`{"b": 1, "a": 2, "b": 3}`, `{"a": {"b": 1, "a": 2, "b": 3}, "0": [{}, []]}`, `{"k\u00e9": {"y": "\n\t\"", "x": -1.5e3}}`,
+		`{"z":0,"y":0,"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"y":1}`,
+		`{"a\ud800": {"b": 1, "a": 2}}`, `{"b": "\x"}`, "{\"\xff\": {\"b\": 1, \"a\": 2}}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, want := Of(raw), Parse(raw).Hint()
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Of(%q) = %q, Parse().Hint() = %q", raw, got, want)
+		}
+	})
+}
+
+func BenchmarkOf(b *testing.B) {
+	raw := []byte(`{"city":"Paris","days":[{"summary":"sunny","highC":21},{"summary":"sunny","highC":22},{"summary":"sunny","highC":23}]}`)
+	b.Run("onepass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Of(raw)
+		}
+	})
+	b.Run("tree", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Parse(raw).Hint()
+		}
+	})
+}
