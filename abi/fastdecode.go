@@ -128,6 +128,10 @@ func decodeToolCallOutput(data []byte, o *ToolCallOutput) bool {
 type fastDecoder struct {
 	b []byte
 	i int
+	// keys are the object keys decoded so far, so that a key repeated
+	// (the same field of each object in a list) is one string.
+	keys  [8]string
+	nkeys int
 }
 
 func (d *fastDecoder) space() {
@@ -262,7 +266,32 @@ func (d *fastDecoder) key() (string, bool) {
 	if d.peek() != '"' {
 		return "", false
 	}
-	return d.str()
+	// A plain ASCII key seen before is the string already made.
+	if j := d.i + 1; j < len(d.b) {
+		for _, k := range d.keys[:d.nkeys] {
+			if end := j + len(k); end < len(d.b) && d.b[end] == '"' && string(d.b[j:end]) == k {
+				d.i = end + 1
+				return k, true
+			}
+		}
+	}
+	k, ok := d.str()
+	if ok && d.nkeys < len(d.keys) && isPlainKey(k) {
+		d.keys[d.nkeys] = k
+		d.nkeys++
+	}
+	return k, ok
+}
+
+// isPlainKey reports whether the JSON text of k is k between quotes: ASCII
+// with nothing escaped, so that a match of its bytes is a match of the key.
+func isPlainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // str decodes a string at d.i (a '"'). It gives up on invalid UTF-8 and on

@@ -94,3 +94,46 @@ func TestMemoryBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// ctxHost records what a host function's context says, then waits on it.
+type ctxHost struct {
+	abi.UnavailableHost
+	deadline time.Time
+	hasDL    bool
+	errFirst error
+	value    any
+}
+
+type ctxKey struct{}
+
+func (h *ctxHost) StateGet(ctx context.Context, key string) (json.RawMessage, error) {
+	h.deadline, h.hasDL = ctx.Deadline()
+	h.errFirst = ctx.Err()
+	h.value = ctx.Value(ctxKey{})
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestHostFunctionContext: a host function's context carries the caller's
+// values and the call's deadline, and a host function waiting on it is
+// ended by the deadline, though the timer behind Done is made lazily.
+func TestHostFunctionContext(t *testing.T) {
+	r := newRuntime(t)
+	p := pool(t, r, load(t, r, goGuest(t, "goguest")), sandbox.PoolConfig{Limits: sandbox.Limits{Timeout: 300 * time.Millisecond, MaxInstances: 1}, Grants: goGrants(t)})
+	h := &ctxHost{}
+	ctx := context.WithValue(context.Background(), ctxKey{}, "v")
+	start := time.Now()
+	_, err := invokeTool(ctx, p, h, "barrier", nil)
+	if !errors.Is(err, sandbox.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the blocked host function held the call %s", d)
+	}
+	if !h.hasDL || h.deadline.Before(start) || h.deadline.After(start.Add(time.Second)) {
+		t.Fatalf("Deadline() = %v, %v; want about %v", h.deadline, h.hasDL, start.Add(300*time.Millisecond))
+	}
+	if h.errFirst != nil || h.value != "v" {
+		t.Fatalf("Err() before the deadline = %v, Value = %v", h.errFirst, h.value)
+	}
+}

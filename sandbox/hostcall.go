@@ -27,6 +27,8 @@ type callState struct {
 	// made on their first use: most calls make no host call.
 	parent   context.Context
 	deadline time.Time
+	hctx     hostContext
+	mu       sync.Mutex // guards ctx and cancel: Done may be asked anywhere
 	ctx      context.Context
 	cancel   context.CancelFunc
 	// stopped: the deadline or the caller's context stopped the guest.
@@ -70,8 +72,18 @@ func (cs *callState) budgetError() error {
 	return fmt.Errorf("%w: more than %d host function calls in one call", ErrHostCallLimit, cs.spec.limits.MaxHostCalls)
 }
 
-// context returns the context of the call's host functions.
+// context returns the context of the call's host functions: the caller's,
+// ending at the call's deadline.
 func (cs *callState) context() context.Context {
+	cs.hctx.cs = cs
+	return &cs.hctx
+}
+
+// timed returns the caller's context with the call's deadline, made on
+// first use.
+func (cs *callState) timed() context.Context {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	if cs.ctx == nil {
 		cs.ctx, cs.cancel = context.WithDeadline(cs.parent, cs.deadline)
 	}
@@ -80,9 +92,54 @@ func (cs *callState) context() context.Context {
 
 // done releases the call's context.
 func (cs *callState) done() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	if cs.cancel != nil {
 		cs.cancel()
 	}
+}
+
+// hostContext is the context host functions see. Its deadline timer (a
+// context.WithDeadline) is made only when something waits on Done: the
+// state and log functions, most of a guest's host calls, never do, and the
+// timer cost a few allocations on each call that made any host call.
+type hostContext struct{ cs *callState }
+
+func (c *hostContext) Deadline() (time.Time, bool) {
+	if d, ok := c.cs.parent.Deadline(); ok && d.Before(c.cs.deadline) {
+		return d, true
+	}
+	return c.cs.deadline, true
+}
+
+func (c *hostContext) Done() <-chan struct{} { return c.cs.timed().Done() }
+
+func (c *hostContext) Err() error {
+	c.cs.mu.Lock()
+	ctx := c.cs.ctx
+	c.cs.mu.Unlock()
+	if ctx != nil {
+		return ctx.Err()
+	}
+	if err := c.cs.parent.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.cs.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *hostContext) Value(key any) any {
+	c.cs.mu.Lock()
+	ctx := c.cs.ctx
+	c.cs.mu.Unlock()
+	if ctx != nil {
+		// The timer's context answers for itself (context.Cause, and
+		// contexts derived from this one, find it).
+		return ctx.Value(key)
+	}
+	return c.cs.parent.Value(key)
 }
 
 // allowed checks the capability an operation needs.
