@@ -241,9 +241,13 @@ func (r compiledRule) match(req *model.Request, t turn) (map[string]any, bool) {
 		}
 		vars["tool"] = found.Name
 		// Through JSON, so a path reaches into whatever the tool returned.
-		var resp any = map[string]any{}
-		if err := viaJSON(found.Response, &resp); err == nil {
+		if resp, ok := plainJSON(found.Response); ok {
 			vars["response"] = resp
+		} else {
+			var resp any = map[string]any{}
+			if err := viaJSON(found.Response, &resp); err == nil {
+				vars["response"] = resp
+			}
 		}
 	}
 	return vars, true

@@ -56,6 +56,9 @@ func checkTemplates(spec ResponseSpec, vars map[string]bool) error {
 // the placeholder says so; anywhere else the value is written into the text.
 func fill(spec ResponseSpec, vars map[string]any) (ResponseSpec, error) {
 	return walkStrings(spec, func(s string) (any, error) {
+		if !strings.Contains(s, "{{") {
+			return s, nil
+		}
 		if m := placeholder.FindStringSubmatchIndex(s); m != nil && m[0] == 0 && m[1] == len(s) {
 			return value(vars, s[m[2]:m[3]], submatch(s, m, 2), s)
 		}
