@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -177,17 +176,19 @@ func originalCallArgs(fc *genai.FunctionCall) map[string]any {
 // own and its transfer tool (google-adk's canonical tools plus transfer).
 func (a *LlmAgent) confirmationTools(ctx *InvocationContext) *llmCall {
 	call := &llmCall{tools: map[string]tool.Tool{}}
-	for _, t := range slices.Concat(a.canonicalTools(ctx), a.modeTools) {
-		if t.Declaration() != nil {
-			call.addTool(t)
-		}
-	}
+	// In the order a step adds them (transfer before the agent's tools),
+	// so a name resolves to the same tool as in the step that asked.
 	if targets := a.transferTargets(ctx); len(targets) > 0 {
 		names := make([]string, len(targets))
 		for i, t := range targets {
 			names[i] = t.Info().Name
 		}
 		call.addTool(newTransferTool(names))
+	}
+	for _, t := range a.offeredTools(ctx, call) {
+		if t.Declaration() != nil {
+			call.addTool(t)
+		}
 	}
 	return call
 }

@@ -302,7 +302,7 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 	}
 	var dynamic []string
 	tc := &toolContext{callbackContext: newCallbackContext(ctx, nil), dynamic: &dynamic}
-	for _, t := range slices.Concat(a.canonicalTools(ctx), a.modeTools) {
+	for _, t := range a.offeredTools(ctx, call) {
 		if p, ok := t.(tool.RequestProcessor); ok {
 			if err := p.ProcessRequest(tc, call.req); err != nil {
 				return fmt.Errorf("agent %q: tool %q: %w", a.Name, t.Name(), err)
@@ -322,16 +322,85 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 	return nil
 }
 
+// engineFunctionNames are the function names the engine itself gives
+// meaning to, on the wire or in the history, whether or not this request
+// offers them as tools.
+var engineFunctionNames = []string{transferToAgentName, setModelResponseName, finishTaskName,
+	requestConfirmationName, "adk_request_credential", "adk_request_input"}
+
+// listedTool is one of an agent's tools, with the toolset that listed it
+// (nil for a tool the agent was given directly).
+type listedTool struct {
+	tool tool.Tool
+	set  tool.Toolset
+}
+
+// offeredTools are the tools the agent offers after the ones call already
+// has: its canonical tools, then its mode tools.
+//
+// A toolset's tool may not take a function name the agent already has:
+// one of call's tools (transfer_to_agent, set_model_response), a name the
+// engine gives meaning to, a tool the agent was given directly (wherever
+// the toolset stands in the list), a mode tool, or an earlier toolset's
+// tool. Such a tool is left out with a warning naming both. google-adk
+// lets the last tool of a name win, which would let a toolset's tool, a
+// remote server's choice, take over the calls of a tool the app trusts;
+// its two declarations would also make every model request fail. Tools
+// given directly keep google-adk's behaviour: an app definition refuses
+// duplicates among them when it loads.
+func (a *LlmAgent) offeredTools(ctx *InvocationContext, call *llmCall) []tool.Tool {
+	listed := a.canonicalTools(ctx)
+	out := make([]tool.Tool, 0, len(listed)+len(a.modeTools))
+	fromSet := false
+	for _, l := range listed {
+		out = append(out, l.tool)
+		fromSet = fromSet || l.set != nil
+	}
+	out = append(out, a.modeTools...)
+	if !fromSet {
+		return out
+	}
+	// holder says who has each name a toolset's tool may not take.
+	holder := map[string]string{}
+	for _, n := range engineFunctionNames {
+		holder[n] = "the engine's " + n
+	}
+	for n := range call.tools {
+		holder[n] = "the engine's " + n
+	}
+	for _, t := range slices.Concat(a.cfg.Tools, a.modeTools) {
+		if _, isSet := tool.SetOf(t); !isSet && t.Declaration() != nil {
+			if _, ok := holder[t.Name()]; !ok {
+				holder[t.Name()] = "the agent's own tool " + t.Name()
+			}
+		}
+	}
+	out = out[:0]
+	for _, l := range listed {
+		if l.set != nil && l.tool.Declaration() != nil {
+			name := l.tool.Name()
+			if by, taken := holder[name]; taken {
+				ctx.Logger().Warn("skipping a toolset's tool: the agent already has a function of that name",
+					"agent", a.Name, "tool", name, "toolset", l.set.Name(), "kept", by)
+				continue
+			}
+			holder[name] = "the tool " + name + " of " + l.set.Name()
+		}
+		out = append(out, l.tool)
+	}
+	return append(out, a.modeTools...)
+}
+
 // canonicalTools are the agent's tools with each toolset replaced by the
 // tools it lists (google-adk's canonical_tools). A toolset that fails to
 // list is left out and the failure logged, as google-adk does: the agent
 // runs without those tools.
-func (a *LlmAgent) canonicalTools(ctx *InvocationContext) []tool.Tool {
-	out := make([]tool.Tool, 0, len(a.cfg.Tools))
+func (a *LlmAgent) canonicalTools(ctx *InvocationContext) []listedTool {
+	out := make([]listedTool, 0, len(a.cfg.Tools))
 	for _, t := range a.cfg.Tools {
 		ts, ok := tool.SetOf(t)
 		if !ok {
-			out = append(out, t)
+			out = append(out, listedTool{tool: t})
 			continue
 		}
 		tools, err := ts.Tools(ctx)
@@ -339,7 +408,9 @@ func (a *LlmAgent) canonicalTools(ctx *InvocationContext) []tool.Tool {
 			ctx.Logger().Error("agent will run without the tools of a toolset that failed to load", "agent", a.Name, "toolset", ts.Name(), "err", err)
 			continue
 		}
-		out = append(out, tools...)
+		for _, t := range tools {
+			out = append(out, listedTool{tool: t, set: ts})
+		}
 	}
 	return out
 }

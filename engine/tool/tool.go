@@ -170,7 +170,11 @@ var (
 // invocation; a toolset that is costly to list caches per invocation
 // (ctx.InvocationID()) itself, as google-adk's BaseToolset does. When
 // Tools fails, the agent runs without the toolset's tools and the error is
-// logged, as google-adk drops a toolset that fails to load.
+// logged, as google-adk drops a toolset that fails to load. A listed tool
+// named like a function the agent already has (a tool given directly, an
+// earlier toolset's tool, transfer_to_agent and the engine's other
+// function names) is left out with a warning: a toolset, often a remote
+// server's choice, cannot take over a trusted tool's calls.
 type Toolset interface {
 	// Name names the toolset in logs and errors.
 	Name() string
