@@ -1,6 +1,7 @@
 package mcptool
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -199,13 +201,121 @@ func (s *sessions) transport() (mcp.Transport, error) {
 		cmd.Stderr = &lineLogger{log: s.log, max: 4096}
 		// Closing waits 2 s for the process to exit once its stdin is
 		// closed, then terminates it, as the Python SDK's stdio client does.
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return &stdioTransport{cmd: cmd, max: s.cfg.MaxResponseBytes, terminate: 2 * time.Second}, nil
 	}
 	h := s.cfg.HTTP
 	if h.SSE {
 		return &mcp.SSEClientTransport{Endpoint: h.URL, HTTPClient: s.httpCli, MaxEventSize: s.cfg.MaxResponseBytes}, nil
 	}
 	return &mcp.StreamableClientTransport{Endpoint: h.URL, HTTPClient: s.httpCli, MaxEventSize: s.cfg.MaxResponseBytes}, nil
+}
+
+// stdioTransport is the SDK's CommandTransport with the server's output
+// bounded to max bytes a line (a message is one line), as the HTTP
+// transports bound a response: CommandTransport takes the command's stdout
+// itself and caps a line only at the SDK's fixed 16 MiB, never at
+// MaxResponseBytes. Past the bound the session fails with an error that
+// says so.
+type stdioTransport struct {
+	cmd       *exec.Cmd
+	max       int
+	terminate time.Duration
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s: %w", t.cmd.Path, err)
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s: %w", t.cmd.Path, err)
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	return (&mcp.IOTransport{
+		// The session ends by closing stdin (serverStdin.Close), not stdout.
+		Reader: io.NopCloser(&lineLimitReader{r: stdout, max: t.max}),
+		Writer: &serverStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate},
+		// The SDK's own cap counts what its decoder buffers, which may run
+		// past a line by a read's worth; lineLimitReader is the bound.
+		MaxLineLength: t.max + 1<<20,
+	}).Connect(ctx)
+}
+
+// lineLimitReader fails a read once a line (the bytes since the last
+// newline) grows past max bytes, so a server's one enormous line is
+// refused after max bytes instead of being buffered whole.
+type lineLimitReader struct {
+	r    io.Reader
+	max  int
+	line int
+}
+
+func (l *lineLimitReader) Read(p []byte) (int, error) {
+	if l.line > l.max {
+		return 0, l.tooLong()
+	}
+	// At most one byte past the line's budget: a line of exactly max
+	// bytes may still end with its newline.
+	if len(p) > l.max-l.line+1 {
+		p = p[:l.max-l.line+1]
+	}
+	n, err := l.r.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.line = n - i - 1
+	} else {
+		l.line += n
+	}
+	if l.line > l.max {
+		return 0, l.tooLong()
+	}
+	return n, err
+}
+
+func (l *lineLimitReader) tooLong() error {
+	return fmt.Errorf("the MCP server wrote a message (one line) longer than %d bytes, the response bound", l.max)
+}
+
+// serverStdin is the server's stdin; closing it ends the server as the SDK's
+// CommandTransport does: close stdin, wait terminate for the process to
+// exit, then SIGTERM, wait again, then SIGKILL.
+type serverStdin struct {
+	io.WriteCloser
+	cmd       *exec.Cmd
+	terminate time.Duration
+}
+
+func (s *serverStdin) Close() error {
+	if err := s.WriteCloser.Close(); err != nil {
+		return fmt.Errorf("closing the MCP server's stdin: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	wait := func() (error, bool) {
+		select {
+		case err := <-exited:
+			return err, true
+		case <-time.After(s.terminate):
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if s.cmd.Process.Signal(syscall.SIGTERM) == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := s.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return fmt.Errorf("MCP server %s does not exit after SIGKILL", s.cmd.Path)
 }
 
 // stdioEnv is the environment of a stdio server: the Python MCP SDK's
