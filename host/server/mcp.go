@@ -162,12 +162,20 @@ func newMCPApps(s *Server, token string) *mcpApps {
 	return &mcpApps{s: s, user: MCPUserID(token), byName: map[string]*mcpApp{}}
 }
 
-// get returns app name's MCP server, made on first use.
-func (m *mcpApps) get(name string) *mcpApp {
+// get returns app name's MCP server, made on first use, and the app's
+// current version; nil if the app is not served. The app is looked up
+// under m.mu: a deletion removes the app before it calls changed, which
+// takes m.mu too, so a server made here for an app being deleted is seen
+// and forgotten by that call, never left behind.
+func (m *mcpApps) get(name string) (*mcpApp, *loadedApp) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	la := m.s.apps.get(name)
+	if la == nil {
+		return nil, nil
+	}
 	if a := m.byName[name]; a != nil {
-		return a
+		return a, la
 	}
 	v := m.s.cfg.Version
 	if v == "" {
@@ -181,7 +189,7 @@ func (m *mcpApps) get(name string) *mcpApp {
 		MaxRequestBodyBytes: m.s.cfg.Limits.RequestBytes,
 	})
 	m.byName[name] = a
-	return a
+	return a, la
 }
 
 // forget drops the MCP server of an app that is no longer served and
@@ -192,9 +200,25 @@ func (m *mcpApps) forget(name string) {
 	delete(m.byName, name)
 	m.mu.Unlock()
 	if a != nil {
-		for ss := range a.server.Sessions() {
-			ss.Close()
-		}
+		a.closeSessions()
+	}
+}
+
+// closeIfForgotten closes the sessions of a if it was forgotten: a request
+// that got a just before its app was deleted may have made a session
+// after forget closed the others.
+func (m *mcpApps) closeIfForgotten(a *mcpApp) {
+	m.mu.Lock()
+	current := m.byName[a.name] == a
+	m.mu.Unlock()
+	if !current {
+		a.closeSessions()
+	}
+}
+
+func (a *mcpApp) closeSessions() {
+	for ss := range a.server.Sessions() {
+		ss.Close()
 	}
 }
 
@@ -284,9 +308,13 @@ func (s *Server) serveMCP(c echo.Context) error {
 		defer context.AfterFunc(s.mcpStreams, cancel)()
 		r = r.WithContext(ctx)
 	}
-	a := s.mcp.get(name)
+	a, la := s.mcp.get(name)
+	if a == nil { // deleted since the check above
+		return errorf(http.StatusNotFound, "App not found: "+name)
+	}
 	a.sync(s, la)
 	a.handler.ServeHTTP(w, r)
+	s.mcp.closeIfForgotten(a)
 	return nil
 }
 

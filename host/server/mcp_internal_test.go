@@ -3,8 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/adkhost/adkhost/host/appdef"
 )
 
 // TestKeyedMutexBoundsWaiters: the calls of one MCP session wait for each
@@ -65,4 +70,50 @@ func (k *keyedMutex) refs(key string) int {
 		return l.refs
 	}
 	return 0
+}
+
+// TestMCPAppDeletedDuringRequest: an app deleted while a request for it is
+// between its check of the app and getting the app's MCP server leaves no
+// MCP server behind (get refuses it), and a session made on a server that
+// was forgotten meanwhile is closed once its request ends.
+func TestMCPAppDeletedDuringRequest(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler), apps: newAppSet()}
+	s.mcp = newMCPApps(s, "token")
+	s.apps.changed = s.mcp.changed
+	served := func() *loadedApp { return &loadedApp{name: "a", app: &appdef.App{}, log: s.log} }
+	s.apps.apps["a"] = served()
+
+	// serveMCP found the app; it is deleted before get.
+	if s.apps.get("a") == nil {
+		t.Fatal("no app")
+	}
+	s.apps.remove("a")
+	if a, _ := s.mcp.get("a"); a != nil {
+		t.Error("get made an MCP server for a deleted app")
+	}
+	if n := len(s.mcp.byName); n != 0 {
+		t.Errorf("%d MCP servers left behind", n)
+	}
+
+	// get succeeded; the app is deleted (forgetting its server) before the
+	// request's session exists.
+	s.apps.apps["a"] = served()
+	a, la := s.mcp.get("a")
+	if a == nil || la == nil {
+		t.Fatal("no MCP server for a served app")
+	}
+	s.apps.remove("a")
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := a.server.Connect(t.Context(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	s.mcp.closeIfForgotten(a)
+	for range a.server.Sessions() {
+		t.Error("a session of a forgotten MCP server is still open")
+	}
 }
