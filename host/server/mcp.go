@@ -19,6 +19,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -273,7 +274,9 @@ func (s *Server) serveMCP(c echo.Context) error {
 		return errorf(http.StatusNotFound, "App not found: "+name)
 	}
 	r := c.Request()
-	var w http.ResponseWriter = c.Response()
+	rpcw := &jsonrpcErrors{ResponseWriter: c.Response(), id: json.RawMessage("null")}
+	var w http.ResponseWriter = rpcw
+	defer rpcw.finish()
 	if r.ContentLength > s.cfg.Limits.RequestBytes {
 		return &http.MaxBytesError{Limit: s.cfg.Limits.RequestBytes}
 	}
@@ -286,6 +289,12 @@ func (s *Server) serveMCP(c echo.Context) error {
 			return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil, "error": e})
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0 {
+			rpcw.id = msg.ID
+		}
 		if r.Header.Get("Mcp-Session-Id") == "" {
 			// A new session (an initialize request).
 			done, err := s.mcp.admitNew(s.cfg.MCPMaxSessions)
@@ -336,6 +345,89 @@ func (w *onFirstWrite) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController flush the underlying writer.
 func (w *onFirstWrite) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// jsonrpcErrors turns the SDK's plain-text answers to requests it cannot
+// take (http.Error, 4xx: an unknown method, an unknown or ended session, a
+// missing header...) into JSON-RPC error responses, keeping their HTTP
+// status (clients open a new session on 404) and the SDK's text as the
+// message. The SDK decides every such answer itself, so this takes no copy
+// of its method table; a plain-text answer is told by the Content-Type
+// http.Error sets. Server failures (5xx) are left as they are.
+//
+// The error of a 404 has id null, as the TypeScript SDK answers it: the
+// go-sdk's client takes a 404 carrying an error to one of its requests for
+// that request refused, and keeps using the session, but one with id null
+// for the session's end (TestMCPErrorsAreJSONRPC holds it to that).
+type jsonrpcErrors struct {
+	http.ResponseWriter
+	id      json.RawMessage // the request's; null when it has none
+	started bool
+	status  int // the plain-text error's, once one began
+	text    []byte
+}
+
+// maxErrorText bounds the SDK's text kept for the JSON-RPC message.
+const maxErrorText = 1024
+
+// Codes of the JSON-RPC errors that stand for the SDK's plain-text ones:
+// a session the server does not know (as the TypeScript SDK answers it),
+// and a method no handler takes.
+const (
+	mcpCodeSessionNotFound = -32001
+	sdkNotHandled          = "JSON RPC not handled"
+)
+
+func (w *jsonrpcErrors) WriteHeader(code int) {
+	if w.started {
+		return
+	}
+	w.started = true
+	if code >= 400 && code < 500 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *jsonrpcErrors) Write(b []byte) (int, error) {
+	if !w.started {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.status == 0 {
+		return w.ResponseWriter.Write(b)
+	}
+	if room := maxErrorText - len(w.text); room > 0 {
+		w.text = append(w.text, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
+}
+
+// finish writes the JSON-RPC error of a plain-text answer held back.
+func (w *jsonrpcErrors) finish() {
+	if w.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(strings.ToValidUTF8(string(w.text), "\uFFFD"))
+	id, code := w.id, jsonrpc.CodeInvalidRequest
+	switch {
+	case w.status == http.StatusNotFound:
+		id, code = json.RawMessage("null"), mcpCodeSessionNotFound
+	case strings.HasPrefix(msg, sdkNotHandled):
+		code = jsonrpc.CodeMethodNotFound
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": &jsonrpc.Error{Code: int64(code), Message: msg}})
+	if err != nil { // an id that is not JSON cannot reach here: the body parsed
+		body = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"encoding an error"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("X-Content-Type-Options")
+	w.ResponseWriter.WriteHeader(w.status)
+	w.ResponseWriter.Write(body)
+}
+
+// Unwrap lets http.ResponseController flush the underlying writer.
+func (w *jsonrpcErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // checkMCPMessage refuses a POST body that is not one JSON-RPC message
 // before the SDK reads it: a batch (MCP dropped them in 2025-06-18; the

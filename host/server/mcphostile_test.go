@@ -2,10 +2,13 @@ package server_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcpRaw speaks MCP to h's /mcp/tools by hand: it initializes a session
@@ -110,5 +113,53 @@ func TestMCPSessionBoundHoldsUnderConcurrency(t *testing.T) {
 	}
 	if b := h.must(http.StatusOK)(h.do("GET", "/metrics", nil)); !strings.Contains(string(b), "adkhost_mcp_sessions 3\n") {
 		t.Error("/metrics does not count 3 MCP sessions")
+	}
+}
+
+// TestMCPErrorsAreJSONRPC: what the SDK alone answers in plain text (a
+// method no handler takes, a session the server does not know, a request
+// it cannot take) is a JSON-RPC error to the request's id (null for an
+// unknown session), with the SDK's HTTP status and text; the go-sdk's
+// client still takes the 404 for its session's end.
+func TestMCPErrorsAreJSONRPC(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken})
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/counter", counterWasm(t)))
+	h.must(http.StatusCreated)(h.putBundle("tools", counterApp("add")))
+	hdr := mcpRaw(t, h)
+	unknown := append(append([]string{}, hdr[:len(hdr)-2]...), "Mcp-Session-Id", "no-such-session")
+	for _, c := range []struct {
+		name, method, body string
+		hdr                []string
+		status, code       int
+		id, msg            string
+	}{
+		{"unknown method", "POST", `{"jsonrpc":"2.0","id":7,"method":"nope"}`, hdr, 400, -32601, "7", `"nope" unsupported`},
+		{"a client's method", "POST", `{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{}}`, hdr, 400, -32601, `"s"`, "sampling/createMessage"},
+		{"unknown session", "POST", `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, unknown, 404, -32001, "null", "session not found"},
+		{"unknown session, GET", "GET", "", append(unknown, "Accept", "text/event-stream"), 404, -32001, "null", "session not found"},
+		{"unknown session, DELETE", "DELETE", "", unknown, 404, -32001, "null", "session not found"},
+		{"call without params", "POST", `{"jsonrpc":"2.0","id":9,"method":"tools/call"}`, hdr, 400, -32600, "9", "params"},
+	} {
+		st, b := h.do(c.method, "/mcp/tools", c.body, c.hdr...)
+		var e rpcError
+		if err := json.Unmarshal(b, &e); err != nil || st != c.status || e.JSONRPC != "2.0" || string(e.ID) != c.id || e.Error.Code != c.code || !strings.Contains(e.Error.Message, c.msg) {
+			t.Errorf("%s: %d %.300s, want %d and a JSON-RPC error %d to id %s (%s)", c.name, st, b, c.status, c.code, c.id, c.msg)
+		}
+	}
+	// Answers that are not errors pass as they were.
+	st, b := h.do("POST", "/mcp/tools", `{"jsonrpc":"2.0","id":10,"method":"tools/list"}`, hdr...)
+	if st != http.StatusOK || !strings.Contains(string(b), `"name":"add"`) {
+		t.Errorf("tools/list: %d %.300s", st, b)
+	}
+	// The go-sdk's client still takes the 404 for its session's end (it
+	// would take one with its request's id for a refused request).
+	cs, err := h.mcpConnect(t, "tools", runToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	h.must(http.StatusNoContent)(h.do("DELETE", "/mcp/tools", "", append(append([]string{}, hdr[:len(hdr)-2]...), "Mcp-Session-Id", cs.ID())...))
+	if _, err := cs.ListTools(t.Context(), nil); !errors.Is(err, mcp.ErrSessionMissing) {
+		t.Errorf("a call in a deleted session: %v, want ErrSessionMissing", err)
 	}
 }
