@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -26,12 +25,10 @@ func (s *Server) listArtifacts(c echo.Context) error {
 // artifactPath splits the wildcard of the artifact routes as google-adk's
 // routes match it: "<name>/versions" lists versions, "<name>/versions/<v>"
 // loads one ("latest" or a number), anything else is a name (which may
-// hold slashes).
+// hold slashes). The wildcard is decoded already (decodeParams): decoding
+// it again made "a%2541" name "aA", not "a%41".
 func artifactPath(c echo.Context) (name, versionID string, listVersions bool, err error) {
 	p := c.Param("*")
-	if u, uerr := url.PathUnescape(p); uerr == nil {
-		p = u
-	}
 	if n, ok := strings.CutSuffix(p, "/versions"); ok && n != "" {
 		return n, "", true, nil
 	}

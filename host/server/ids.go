@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
@@ -43,10 +44,47 @@ func checkID(what, id string) error {
 	return errorf(http.StatusBadRequest, fmt.Sprintf("invalid %s %s: it %s", what, strconv.Quote(shown), why))
 }
 
+// decodeParams is middleware that leaves every path parameter decoded
+// exactly once. Echo routes on r.URL.RawPath when the client escaped any
+// byte of the path other than canonically (%41, %2F), and then hands the
+// parameters out still escaped; for other paths they come decoded. Without
+// this, "x%20%79" and "x%20y" named two sessions, and "%2F" put a '/' into
+// ids the JSON API refuses.
+func decodeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().URL.RawPath == "" {
+			return next(c)
+		}
+		names, vals := c.ParamNames(), c.ParamValues()
+		decoded := make([]string, len(vals))
+		for i, v := range vals {
+			u, err := url.PathUnescape(v)
+			if err != nil {
+				what := "path"
+				if i < len(names) {
+					what = names[i]
+				}
+				return wrapErr(http.StatusBadRequest, fmt.Sprintf("invalid escape in the %s of the path", what), err)
+			}
+			decoded[i] = u
+		}
+		c.SetParamValues(decoded...)
+		return next(c)
+	}
+}
+
 // checkPathIDs is middleware for the routes under /apps/:app/users/:user:
-// it checks the user and session ids of the path before any handler runs.
+// it checks the app name and the user and session ids of the path before
+// any handler runs.
 func checkPathIDs(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if app := c.Param("app"); !validName.MatchString(app) {
+			shown := app
+			if len(shown) > 40 {
+				shown = shown[:40] + "…"
+			}
+			return errorf(http.StatusBadRequest, "invalid app name "+strconv.Quote(shown)+": app names are letters, digits, '_', '.', '-', at most 128 bytes")
+		}
 		if err := checkID("user id", c.Param("user")); err != nil {
 			return err
 		}

@@ -113,7 +113,7 @@ func (s *Server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(s.log)
-	e.Use(recoverJSON(s.log), accessLog(s.log))
+	e.Use(recoverJSON(s.log), accessLog(s.log), decodeParams)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})))
 
 	admin := e.Group("/admin/v1", bearer(s.cfg.AdminToken, "admin"))
