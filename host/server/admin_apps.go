@@ -181,6 +181,10 @@ func bundleErr(err error) error {
 	if errors.As(err, &mbe) {
 		return err
 	}
+	var ae *apiError // the body timeout's 408 (clientTimeouts)
+	if errors.As(err, &ae) {
+		return ae
+	}
 	return wrapErr(http.StatusBadRequest, "reading the multipart bundle", err)
 }
 

@@ -22,6 +22,10 @@ func readBody(c echo.Context, limit int64) ([]byte, error) {
 		if errors.As(err, &mbe) {
 			return nil, err
 		}
+		var ae *apiError // the body timeout's 408 (clientTimeouts)
+		if errors.As(err, &ae) {
+			return nil, ae
+		}
 		return nil, wrapErr(http.StatusBadRequest, "reading the request body", err)
 	}
 	return b, nil

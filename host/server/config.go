@@ -22,7 +22,9 @@ import (
 // Tests pass their own to construct apps directly.
 type Loader func(ctx context.Context, src appdef.Source, env appdef.Env) (*appdef.App, error)
 
-// Limits bound request bodies. Zero fields take the defaults.
+// Limits bound what one request may take: body sizes, and how long a
+// client may keep a connection busy without making progress. Zero fields
+// take the defaults.
 type Limits struct {
 	// ModuleBytes bounds an uploaded .wasm (default 64 MiB).
 	ModuleBytes int64
@@ -32,6 +34,20 @@ type Limits struct {
 	// RequestBytes bounds run API bodies: /run, /run_sse, sessions
 	// (default 1 MiB).
 	RequestBytes int64
+	// BodyTimeout bounds how long a client may take to send a request
+	// body, once its headers are in (default 1 minute); past it the
+	// request is a 408. Without it a client trickling a body held a
+	// handler and its buffer for as long as it liked.
+	BodyTimeout time.Duration
+	// WriteTimeout bounds how long one write of an answer (an SSE frame,
+	// a /run list) may wait for the client to read (default 30 seconds);
+	// past it the connection is dropped and the run stops, as when the
+	// client hangs up. It does not bound a run: a stream may stay quiet
+	// for as long as the run needs.
+	WriteTimeout time.Duration
+	// IdleTimeout is how long Serve keeps a connection open between
+	// requests (default 2 minutes).
+	IdleTimeout time.Duration
 }
 
 // Default body limits.
@@ -39,6 +55,9 @@ const (
 	DefaultModuleBytes     = 64 << 20
 	DefaultDefinitionBytes = 1 << 20
 	DefaultRequestBytes    = 1 << 20
+	DefaultBodyTimeout     = time.Minute
+	DefaultWriteTimeout    = 30 * time.Second
+	DefaultIdleTimeout     = 2 * time.Minute
 )
 
 func (l Limits) withDefaults() Limits {
@@ -50,6 +69,15 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.RequestBytes <= 0 {
 		l.RequestBytes = DefaultRequestBytes
+	}
+	if l.BodyTimeout <= 0 {
+		l.BodyTimeout = DefaultBodyTimeout
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = DefaultWriteTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = DefaultIdleTimeout
 	}
 	return l
 }

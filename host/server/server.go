@@ -113,7 +113,7 @@ func (s *Server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(s.log)
-	e.Use(recoverJSON(s.log), accessLog(s.log), decodeParams)
+	e.Use(recoverJSON(s.log), accessLog(s.log), clientTimeouts(s.cfg.Limits), decodeParams)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})))
 
 	admin := e.Group("/admin/v1", bearer(s.cfg.AdminToken, "admin"))
@@ -166,6 +166,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	hs := &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       s.cfg.Limits.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
