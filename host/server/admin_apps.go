@@ -31,6 +31,9 @@ type appJSON struct {
 	Root      string            `json:"root,omitempty"`
 	Files     map[string]string `json:"files,omitempty"`
 	Versions  []int             `json:"versions,omitempty"`
+	// Pins: the full digest each short digest of the files named when
+	// the app was registered, and still names.
+	Pins map[string]string `json:"pins,omitempty"`
 	// Warnings: what loaded but will not work as written (a model with no
 	// backend on this server).
 	Warnings []string `json:"warnings,omitempty"`
@@ -56,6 +59,9 @@ func (s *Server) putApp(c echo.Context) error {
 	la, err := s.load(ctx, name, 0, time.Time{}, def)
 	if err != nil {
 		return loadError(err)
+	}
+	if len(la.pins) > 0 {
+		def.Pins = la.pins
 	}
 	stored, err := s.cfg.Stores.Registry.PutApp(ctx, name, mustJSON(def))
 	if err != nil {
@@ -244,6 +250,7 @@ func (s *Server) getApp(c echo.Context) error {
 	}
 	out := s.appStatus(a)
 	out.Root = def.Root
+	out.Pins = def.Pins
 	out.Files = map[string]string{}
 	for p, b := range def.Files {
 		if utf8.Valid(b) {

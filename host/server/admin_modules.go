@@ -56,6 +56,11 @@ func (s *Server) putModule(c echo.Context) error {
 	if !validName.MatchString(name) {
 		return errorf(http.StatusBadRequest, "invalid module name "+strconv.Quote(name)+": use letters, digits, '_', '.', '-'")
 	}
+	if isHexPrefix(name) || isHexDigest(name) {
+		// GET and DELETE /modules/{ref} read such a ref as a short digest
+		// first: the name would reach another module, or none.
+		return errorf(http.StatusBadRequest, "invalid module name "+strconv.Quote(name)+": 8 or more hex digits read as a digest; add a letter other than a-f")
+	}
 	wasm, err := readBody(c, s.cfg.Limits.ModuleBytes)
 	if err != nil {
 		return err

@@ -22,6 +22,8 @@ type loadedApp struct {
 	created time.Time
 	app     *appdef.App
 	runner  *engine.Runner
+	// pins are the short digests the load resolved (definition.Pins).
+	pins map[string]string
 
 	refs      atomic.Int64
 	retired   atomic.Bool

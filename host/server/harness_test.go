@@ -20,6 +20,7 @@ import (
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
 	"github.com/adkhost/adkhost/store/bolt"
+	"github.com/adkhost/adkhost/store/registry"
 )
 
 const adminToken = "admin-secret"
@@ -71,6 +72,8 @@ type harnessOpts struct {
 	mcpMaxSessions int
 	// allowStdioMCP is Config.AllowStdioMCP.
 	allowStdioMCP bool
+	// wrapRegistry, when set, wraps the store's registry (Config.Stores).
+	wrapRegistry func(registry.Registry) registry.Registry
 }
 
 func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
@@ -84,8 +87,12 @@ func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var stores server.Stores
+	if o.wrapRegistry != nil {
+		stores = server.Stores{Sessions: db.Sessions(), Artifacts: db.Artifacts(), Registry: o.wrapRegistry(db.Registry())}
+	}
 	srv, err := server.New(ctx, server.Config{
-		DB: db, Runtime: rt, AdminToken: adminToken, RunToken: o.runToken,
+		DB: db, Stores: stores, Runtime: rt, AdminToken: adminToken, RunToken: o.runToken,
 		Limits: o.limits, Tracer: o.tracer, Version: "test", DevUIDir: o.devUIDir, MCPMaxSessions: o.mcpMaxSessions,
 		AllowStdioMCP: o.allowStdioMCP,
 	})

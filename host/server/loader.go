@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -21,6 +22,13 @@ import (
 type definition struct {
 	Root  string            `json:"root"`
 	Files map[string][]byte `json:"files"`
+	// Pins maps each short digest the files reference (hex, 8 to 63
+	// digits) to the full digest it named when the app was registered.
+	// Loads of the stored app resolve it through the pin: a module
+	// uploaded later whose digest starts the same (by chance, or ground
+	// by an uploader: 32 bits for 8 digits) must not make the app
+	// ambiguous, or name another module, at the next restart or reload.
+	Pins map[string]string `json:"pins,omitempty"`
 }
 
 const defaultRoot = "root_agent.yaml"
@@ -36,8 +44,16 @@ func decodeDefinition(b []byte) (definition, error) {
 // RegistryModules resolves a definition's module references from the
 // registry: "sha256:<hex>", "<name>@sha256:<hex>", "<name>" (the newest
 // module uploaded under that name) or "<name>@<version>" (the newest with
-// that describe version).
-type RegistryModules struct{ Registry registry.Registry }
+// that describe version). The hex may be a unique prefix of at least 8
+// digits.
+type RegistryModules struct {
+	Registry registry.Registry
+	// Pins, when not nil, maps short digests to the full digests they
+	// resolve to: a short digest found there resolves to its pin, and one
+	// resolved from the registry is added. Not safe for concurrent use
+	// then.
+	Pins map[string]string
+}
 
 // ResolveModule implements appdef.Modules.
 func (r RegistryModules) ResolveModule(ctx context.Context, ref string) ([]byte, string, error) {
@@ -46,14 +62,25 @@ func (r RegistryModules) ResolveModule(ctx context.Context, ref string) ([]byte,
 		name = version
 	}
 	if hex, ok := strings.CutPrefix(name, "sha256:"); ok {
+		pinned := ""
 		if isHexPrefix(hex) {
-			full, err := uniqueDigest(ctx, r.Registry, hex)
-			if err != nil {
-				return nil, "", fmt.Errorf("module %q: %w", ref, err)
+			if full, ok := r.Pins[hex]; ok {
+				pinned, hex = hex, full
+			} else {
+				full, err := uniqueDigest(ctx, r.Registry, hex)
+				if err != nil {
+					return nil, "", fmt.Errorf("module %q: %w", ref, err)
+				}
+				if r.Pins != nil {
+					r.Pins[hex] = full
+				}
+				hex = full
 			}
-			hex = full
 		}
 		wasm, _, err := r.Registry.Module(ctx, hex)
+		if err != nil && pinned != "" {
+			return nil, "", fmt.Errorf("module %q, pinned to sha256:%s when the app was registered: %w (register the app again to resolve sha256:%s anew)", ref, hex, err, pinned)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("module %q: %w", ref, err)
 		}
@@ -136,7 +163,11 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 	// A module owner of this load's own: closing a replaced version's
 	// pools must leave the new version's alone (same bytes, same app).
 	owner := fmt.Sprintf("%s#%d", name, s.loads.Add(1))
-	env := appdef.Env{Runtime: s.cfg.Runtime, Modules: RegistryModules{s.cfg.Stores.Registry}, Models: s.cfg.Models,
+	pins := maps.Clone(def.Pins)
+	if pins == nil {
+		pins = map[string]string{}
+	}
+	env := appdef.Env{Runtime: s.cfg.Runtime, Modules: RegistryModules{Registry: s.cfg.Stores.Registry, Pins: pins}, Models: s.cfg.Models,
 		Logger: s.log, Owner: owner, StrictModels: s.cfg.StrictModels, AllowStdioMCP: s.cfg.AllowStdioMCP} // appdef adds the "app" attribute itself
 	app, err := s.cfg.Load(ctx, src, env)
 	if err != nil {
@@ -161,7 +192,7 @@ func (s *Server) load(ctx context.Context, name string, version int, created tim
 		closeErr := app.Close(ctx)
 		return nil, errors.Join(fmt.Errorf("building the runner: %w", err), closeErr)
 	}
-	return &loadedApp{name: name, version: version, created: created, app: app, runner: runner, log: s.log}, nil
+	return &loadedApp{name: name, version: version, created: created, app: app, runner: runner, pins: pins, log: s.log}, nil
 }
 
 // loadRegistered loads the newest version of every registered app. An app
