@@ -152,8 +152,11 @@ func TestMCPErrorsAreJSONRPC(t *testing.T) {
 		t.Errorf("tools/list: %d %.300s", st, b)
 	}
 	// The go-sdk's client still takes the 404 for its session's end (it
-	// would take one with its request's id for a refused request).
-	cs, err := h.mcpConnect(t, "tools", runToken)
+	// would take one with its request's id for a refused request). Without
+	// the standalone stream, whose end would otherwise race the call.
+	c := mcp.NewClient(&mcp.Implementation{Name: "adkhost-test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: h.ts.URL + "/mcp/tools",
+		HTTPClient: &http.Client{Transport: bearerTransport{runToken}}, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
