@@ -60,6 +60,9 @@ func parseDoc(file string, data []byte) (*doc, *Error) {
 		if e := checkAliases(d); e != nil {
 			return nil, e
 		}
+		if e := checkTags(d); e != nil {
+			return nil, e
+		}
 	}
 	return d, nil
 }

@@ -2,6 +2,8 @@ package appdef
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -71,4 +73,76 @@ type visitFunc func(ast.Node)
 func (f visitFunc) Visit(n ast.Node) ast.Visitor {
 	f(n)
 	return f
+}
+
+// coreTagKinds are the YAML 1.1 core tags a definition may carry, each
+// with the node kinds it leaves as they are: such a tag only says what
+// the value is anyway.
+var coreTagKinds = map[string][]ast.NodeType{
+	"str":   {ast.StringType, ast.LiteralType},
+	"int":   {ast.IntegerType},
+	"float": {ast.FloatType, ast.InfinityType, ast.NanType, ast.IntegerType},
+	"bool":  {ast.BoolType},
+	"null":  {ast.NullType},
+	"map":   {ast.MappingType},
+	"seq":   {ast.SequenceType},
+}
+
+// kindNames name node kinds in checkTags' messages.
+var kindNames = map[ast.NodeType]string{
+	ast.StringType: "a string", ast.LiteralType: "a string", ast.IntegerType: "a number",
+	ast.FloatType: "a number", ast.InfinityType: "a number", ast.NanType: "a number",
+	ast.BoolType: "a boolean", ast.NullType: "null", ast.MappingType: "a mapping", ast.SequenceType: "a list",
+}
+
+// checkTags refuses a YAML tag that would change what its value means.
+// The loader reads values without their tags, so "!!binary aGk=" was the
+// text "aGk=", "!!str 5" the number 5, and "!!python/object:..." or "!foo"
+// loaded quietly, where google-adk's yaml.safe_load reads bytes, the text
+// "5", or refuses the file. A core tag on the kind of value it names
+// ("!!str x", "!!map {...}") says nothing more and is let through.
+func checkTags(d *doc) *Error {
+	var bad *Error
+	ast.Walk(visitFunc(func(n ast.Node) {
+		tn, ok := n.(*ast.TagNode)
+		if !ok || bad != nil || tn.Start == nil || tn.Start.Position == nil {
+			return
+		}
+		tag := tn.Start.Value
+		short, core := strings.CutPrefix(tag, "!!")
+		if !core {
+			short, core = strings.CutPrefix(tag, "!<tag:yaml.org,2002:")
+			short, core = strings.CutSuffix(short, ">")
+		}
+		kinds, known := coreTagKinds[short]
+		l, c := tn.Start.Position.Line, tn.Start.Position.Column
+		if !core || !known {
+			bad = &Error{File: d.file, Line: l, Column: c, Msg: fmt.Sprintf("YAML tag %s is not supported: a definition is plain YAML (google-adk reads it with yaml.safe_load); remove the tag", tag)}
+			return
+		}
+		v := tn.Value
+		for range 32 {
+			an, ok := v.(*ast.AnchorNode)
+			if !ok {
+				break
+			}
+			v = an.Value
+		}
+		if v == nil {
+			return
+		}
+		if _, isAlias := v.(*ast.AliasNode); isAlias || slices.Contains(kinds, v.Type()) {
+			return
+		}
+		what := kindNames[v.Type()]
+		if what == "" {
+			what = "a " + v.Type().String()
+		}
+		hint := "write the value without the tag"
+		if short == "str" {
+			hint = fmt.Sprintf("write the value as it is, or quote it for a string (%q)", v.String())
+		}
+		bad = &Error{File: d.file, Line: l, Column: c, Msg: fmt.Sprintf("YAML tag %s on %s: %s", tag, what, hint)}
+	}), d.body)
+	return bad
 }
