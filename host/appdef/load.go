@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/adkhost/adkhost/engine/tool/mcptool"
 	"github.com/adkhost/adkhost/host"
@@ -43,7 +44,34 @@ func (l *loader) add(e *Error) {
 		l.dropped++
 		return
 	}
+	// Messages quote the keys and values they are about, which may be as
+	// long as the file, and aliases repeat one value in many errors.
+	e.Msg = clip(e.Msg, maxErrorMsg)
+	e.Field = clip(e.Field, maxErrorField)
 	l.errs = append(l.errs, e)
+}
+
+// Bounds on what one error keeps of its message and field path.
+const (
+	maxErrorMsg   = 2 << 10
+	maxErrorField = 256
+)
+
+// clip shortens s to about max bytes, keeping its start and end (where a
+// message's hint is) around a note of what was cut, on UTF-8 boundaries.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	head, tail := max*3/4, max/4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	start := len(s) - tail
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return s[:head] + fmt.Sprintf("…(%d bytes cut)…", start-head) + s[start:]
 }
 
 // Load parses, validates and builds a definition. Errors are *Error values

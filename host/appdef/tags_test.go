@@ -3,6 +3,8 @@ package appdef_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/adkhost/adkhost/host/appdef"
 )
 
 // TestYAMLTags: a tag that would change what a value means is refused
@@ -40,5 +42,37 @@ func TestYAMLTags(t *testing.T) {
 		if err, _, _ := loadErr(t, map[string][]byte{"root_agent.yaml": []byte(ok)}); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
+	}
+}
+
+// TestErrorsQuoteBounded: an error quotes at most a bounded slice of the
+// value or key it is about. Errors quoted whole values, so a 200 KB key
+// made a 400 KB message, and one 9 KB scalar aliased 100 times where a
+// tool belongs made 100 errors quoting it: the 422 answer (which carries
+// each message twice) grew to megabytes from a 10 KB definition.
+func TestErrorsQuoteBounded(t *testing.T) {
+	big := strings.Repeat("t", 9000)
+	aliased := "name: a\nmodel: m\ninstruction: x\ndescription: &b " + big + "\ntools:\n" + strings.Repeat("  - {name: *b}\n", 100)
+	for name, y := range map[string]string{
+		"long key":            "name: a\nmodel: m\ninstruction: x\n" + strings.Repeat("k", 200000) + ": c\n",
+		"long agent name":     "name: " + strings.Repeat("a", 200000) + "-\nmodel: m\ninstruction: x\n",
+		"long config_path":    "name: a\nmodel: m\ninstruction: x\nsub_agents:\n  - config_path: " + strings.Repeat("t", 200000) + "\n",
+		"huge scalar aliased": aliased,
+	} {
+		t.Run(name, func(t *testing.T) {
+			err, _, _ := loadErr(t, map[string][]byte{"root_agent.yaml": []byte(y)})
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, e := range appdef.Errors(err) {
+				if n := len(e.Error()); n > 4<<10 {
+					t.Fatalf("one error is %d bytes: %.200s…", n, e.Error())
+				}
+			}
+			// At most 100 errors of at most ~2 KiB each.
+			if n := len(err.Error()); n > 256<<10 {
+				t.Errorf("the errors are %d bytes together", n)
+			}
+		})
 	}
 }
