@@ -182,105 +182,14 @@ func IsEmptyText(p *genai.Part) bool {
 	return p != nil && reflect.ValueOf(*p).IsZero()
 }
 
-// eventJSON is Event without its methods, so MarshalJSON can reuse the
-// default encoding and add the float timestamp.
-type eventJSON Event
-
 // MarshalJSON encodes the event with the timestamp as float seconds, an
 // empty text part of its content as {"text": ""}, as google-adk writes it
 // (genai.Part alone would write {}), and function call args and responses
 // with their dict keys in the order KeyOrder keeps (as google-adk's dicts
-// are written), so that UnmarshalJSON finds the order again.
+// are written), so that UnmarshalJSON finds the order again. The encoder
+// is eventjson.go's.
 func (e Event) MarshalJSON() ([]byte, error) {
-	var content []byte
-	if e.Content != nil && (slices.ContainsFunc(e.KeyOrder, func(h json.RawMessage) bool { return h != nil }) ||
-		slices.ContainsFunc(e.Content.Parts, IsEmptyText)) {
-		c, err := marshalContent(e.Content, e.KeyOrder)
-		if err != nil {
-			return nil, err
-		}
-		content, e.Content = c, nil
-	}
-	b, err := json.Marshal(struct {
-		eventJSON
-		Timestamp float64 `json:"timestamp"`
-	}{eventJSON(e), TimeToFloat(e.Timestamp)})
-	if err != nil || content == nil {
-		return b, err
-	}
-	out := make([]byte, 0, len(b)+len(content)+12)
-	out = append(out, `{"content":`...)
-	out = append(out, content...)
-	out = append(out, ',')
-	return append(out, b[1:]...), nil
-}
-
-// marshalContent encodes c with its empty text parts as {"text": ""}, and
-// the args or response of part i in the key order of keyOrder[i].
-func marshalContent(c *genai.Content, keyOrder []json.RawMessage) ([]byte, error) {
-	parts := make([]json.RawMessage, len(c.Parts))
-	for i, p := range c.Parts {
-		if IsEmptyText(p) {
-			parts[i] = json.RawMessage(`{"text":""}`)
-			continue
-		}
-		var (
-			b   []byte
-			err error
-		)
-		if i < len(keyOrder) && keyOrder[i] != nil && p != nil && (p.FunctionCall != nil || p.FunctionResponse != nil) {
-			b, err = marshalOrderedPart(p, keyOrder[i])
-		} else {
-			b, err = json.Marshal(p)
-		}
-		if err != nil {
-			return nil, err
-		}
-		parts[i] = b
-	}
-	return json.Marshal(struct {
-		Parts []json.RawMessage `json:"parts,omitempty"`
-		Role  string            `json:"role,omitempty"`
-	}{parts, c.Role})
-}
-
-// marshalOrderedPart encodes a function call or response part with its
-// map in the order of hint: the outer fields shadow the embedded ones.
-func marshalOrderedPart(p *genai.Part, hint json.RawMessage) ([]byte, error) {
-	type orderedCall struct {
-		*genai.FunctionCall
-		Args json.RawMessage `json:"args,omitempty"`
-	}
-	type orderedResponse struct {
-		*genai.FunctionResponse
-		Response json.RawMessage `json:"response,omitempty"`
-	}
-	w := struct {
-		*genai.Part
-		FunctionCall     *orderedCall     `json:"functionCall,omitempty"`
-		FunctionResponse *orderedResponse `json:"functionResponse,omitempty"`
-	}{Part: p}
-	if fc := p.FunctionCall; fc != nil {
-		w.FunctionCall = &orderedCall{FunctionCall: fc}
-		if len(fc.Args) > 0 { // omitempty, as genai writes it
-			b, err := keyorder.Marshal(fc.Args, hint)
-			if err != nil {
-				return nil, err
-			}
-			w.FunctionCall.Args = b
-		}
-	}
-	if fr := p.FunctionResponse; fr != nil {
-		w.FunctionResponse = &orderedResponse{FunctionResponse: fr}
-		if len(fr.Response) > 0 {
-			b, err := keyorder.Marshal(fr.Response, hint)
-			if err != nil {
-				return nil, err
-			}
-			w.FunctionResponse.Response = b
-		}
-	}
-	return json.Marshal(w)
+	return appendEvent(make([]byte, 0, 512), &e)
 }
 
 // readKeyOrder sets e.KeyOrder from the order of the args and responses in
@@ -310,6 +219,9 @@ func (e *Event) readKeyOrder(data []byte) error {
 	}
 	return nil
 }
+
+// eventJSON is Event without its methods, for the default decoding.
+type eventJSON Event
 
 // UnmarshalJSON decodes google-adk's wire format.
 func (e *Event) UnmarshalJSON(data []byte) error {

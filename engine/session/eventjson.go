@@ -1,0 +1,500 @@
+package session
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/internal/keyorder"
+)
+
+// The event encoder writes what encoding/json writes for an Event (through
+// the struct MarshalJSON used to hand it: eventJSON, then the float
+// timestamp), byte for byte, without reflection: every turn's events are
+// encoded for the store and again for the client, and reflection over
+// genai's wide structs was a tenth of a served turn. The fields it knows
+// the types of it writes itself; the rare ones (grounding, usage,
+// transcriptions, node info, ...) it hands to json.Marshal one field at a
+// time. FuzzEventJSON checks it against the reflective encoding, kept in a
+// test file.
+
+// appendEvent appends e's JSON.
+func appendEvent(b []byte, e *Event) ([]byte, error) {
+	w := fields{b: append(b, '{')}
+	r := &e.Response
+	if r.Content != nil {
+		w.key("content")
+		w.content(r.Content, r.KeyOrder)
+	}
+	if r.GroundingMetadata != nil {
+		w.marshal("groundingMetadata", r.GroundingMetadata)
+	}
+	w.boolean("partial", r.Partial)
+	w.boolean("turnComplete", r.TurnComplete)
+	w.str("finishReason", string(r.FinishReason))
+	w.str("errorCode", r.ErrorCode)
+	w.str("errorMessage", r.ErrorMessage)
+	w.boolean("interrupted", r.Interrupted)
+	if r.CustomMetadata != nil {
+		w.key("customMetadata")
+		w.value(r.CustomMetadata, nil)
+	}
+	if r.UsageMetadata != nil {
+		w.marshal("usageMetadata", r.UsageMetadata)
+	}
+	if r.InputTranscription != nil {
+		w.marshal("inputTranscription", r.InputTranscription)
+	}
+	if r.OutputTranscription != nil {
+		w.marshal("outputTranscription", r.OutputTranscription)
+	}
+	if r.AvgLogprobs != 0 {
+		w.key("avgLogprobs")
+		w.float(r.AvgLogprobs)
+	}
+	if r.LogprobsResult != nil {
+		w.marshal("logprobsResult", r.LogprobsResult)
+	}
+	if r.CacheMetadata != nil {
+		w.marshal("cacheMetadata", r.CacheMetadata)
+	}
+	if r.CitationMetadata != nil {
+		w.marshal("citationMetadata", r.CitationMetadata)
+	}
+	w.str("interactionId", r.InteractionID)
+	w.str("modelVersion", r.ModelVersion)
+
+	w.key("id")
+	w.b = appendString(w.b, e.ID)
+	w.key("invocationId")
+	w.b = appendString(w.b, e.InvocationID)
+	w.key("author")
+	w.b = appendString(w.b, e.Author)
+	w.str("branch", e.Branch)
+	w.key("actions")
+	w.actions(&e.Actions)
+	if len(e.LongRunningToolIDs) > 0 {
+		w.key("longRunningToolIds")
+		w.b = append(w.b, '[')
+		for i, id := range e.LongRunningToolIDs {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendString(w.b, id)
+		}
+		w.b = append(w.b, ']')
+	}
+	if e.NodeInfo != nil {
+		w.marshal("nodeInfo", e.NodeInfo)
+	}
+	w.str("isolationScope", e.IsolationScope)
+	if e.Output != nil {
+		w.key("output")
+		w.value(e.Output, nil)
+	}
+	w.key("timestamp")
+	w.float(TimeToFloat(e.Timestamp))
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(w.b, '}'), nil
+}
+
+// fields writes an object's members, the first without a comma, keeping
+// the first error.
+type fields struct {
+	b     []byte
+	comma bool
+	err   error
+}
+
+func (w *fields) key(k string) {
+	if w.comma {
+		w.b = append(w.b, ',')
+	}
+	w.comma = true
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...) // the keys are ours: plain ASCII
+	w.b = append(w.b, '"', ':')
+}
+
+// str writes an omitempty string field.
+func (w *fields) str(k, v string) {
+	if v != "" {
+		w.key(k)
+		w.b = appendString(w.b, v)
+	}
+}
+
+// boolean writes an omitempty bool field.
+func (w *fields) boolean(k string, v bool) {
+	if v {
+		w.key(k)
+		w.b = append(w.b, "true"...)
+	}
+}
+
+// marshal writes a field with encoding/json.
+func (w *fields) marshal(k string, v any) {
+	w.key(k)
+	data, err := json.Marshal(v)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.b = append(w.b, data...)
+}
+
+func (w *fields) float(f float64) {
+	var err error
+	if w.b, err = appendFloat(w.b, f); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+// value writes a JSON-like value, maps in the order of hint t.
+func (w *fields) value(v any, t *keyorder.Tree) {
+	var err error
+	if w.b, err = appendValue(w.b, v, t); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *fields) actions(a *EventActions) {
+	o := fields{b: append(w.b, '{')}
+	o.boolean("skipSummarization", a.SkipSummarization)
+	if a.StateDelta != nil {
+		o.key("stateDelta")
+		o.value(a.StateDelta, nil)
+	}
+	if a.ArtifactDelta != nil {
+		o.marshal("artifactDelta", a.ArtifactDelta)
+	}
+	o.str("transferToAgent", a.TransferToAgent)
+	o.str("transferReason", a.TransferReason)
+	o.boolean("escalate", a.Escalate)
+	if a.RequestedAuthConfigs != nil {
+		o.key("requestedAuthConfigs")
+		o.value(a.RequestedAuthConfigs, nil)
+	}
+	if a.RequestedToolConfirmations != nil {
+		o.marshal("requestedToolConfirmations", a.RequestedToolConfirmations)
+	}
+	if a.Compaction != nil {
+		o.marshal("compaction", a.Compaction)
+	}
+	o.boolean("endOfAgent", a.EndOfAgent)
+	if a.AgentState != nil {
+		o.key("agentState")
+		o.value(a.AgentState, nil)
+	}
+	o.str("rewindBeforeInvocationId", a.RewindBeforeInvocationID)
+	if a.SetModelResponse != nil {
+		o.key("setModelResponse")
+		o.value(a.SetModelResponse, nil)
+	}
+	w.b = append(o.b, '}')
+	if o.err != nil && w.err == nil {
+		w.err = o.err
+	}
+}
+
+// content writes c: an empty text part as {"text":""}, and the args or
+// response of part i in the order of hints[i] (marshalContent's rules).
+func (w *fields) content(c *genai.Content, hints []json.RawMessage) {
+	o := fields{b: append(w.b, '{')}
+	if len(c.Parts) > 0 {
+		o.key("parts")
+		o.b = append(o.b, '[')
+		for i, p := range c.Parts {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			var hint json.RawMessage
+			if i < len(hints) {
+				hint = hints[i]
+			}
+			o.part(p, hint)
+		}
+		o.b = append(o.b, ']')
+	}
+	o.str("role", c.Role)
+	w.b = append(o.b, '}')
+	if o.err != nil && w.err == nil {
+		w.err = o.err
+	}
+}
+
+func (w *fields) part(p *genai.Part, hint json.RawMessage) {
+	switch {
+	case p == nil:
+		w.b = append(w.b, "null"...)
+		return
+	case IsEmptyText(p):
+		w.b = append(w.b, `{"text":""}`...)
+		return
+	}
+	// A part with a hint writes its call or response last, the hinted map
+	// last in it (marshalOrderedPart's struct embedding).
+	ordered := hint != nil && (p.FunctionCall != nil || p.FunctionResponse != nil)
+	o := fields{b: append(w.b, '{')}
+	if p.MediaResolution != nil {
+		o.marshal("mediaResolution", p.MediaResolution)
+	}
+	if p.CodeExecutionResult != nil {
+		o.marshal("codeExecutionResult", p.CodeExecutionResult)
+	}
+	if p.ExecutableCode != nil {
+		o.marshal("executableCode", p.ExecutableCode)
+	}
+	if p.FileData != nil {
+		o.marshal("fileData", p.FileData)
+	}
+	if !ordered {
+		o.call(p.FunctionCall, nil)
+		o.response(p.FunctionResponse, nil)
+	}
+	if p.InlineData != nil {
+		o.marshal("inlineData", p.InlineData)
+	}
+	o.str("text", p.Text)
+	o.boolean("thought", p.Thought)
+	if len(p.ThoughtSignature) > 0 {
+		o.key("thoughtSignature")
+		o.b = append(o.b, '"')
+		o.b = base64.StdEncoding.AppendEncode(o.b, p.ThoughtSignature)
+		o.b = append(o.b, '"')
+	}
+	if p.VideoMetadata != nil {
+		o.marshal("videoMetadata", p.VideoMetadata)
+	}
+	if p.ToolCall != nil {
+		o.marshal("toolCall", p.ToolCall)
+	}
+	if p.ToolResponse != nil {
+		o.marshal("toolResponse", p.ToolResponse)
+	}
+	if len(p.PartMetadata) > 0 {
+		o.key("partMetadata")
+		o.value(p.PartMetadata, nil)
+	}
+	if p.AudioTranscription != nil {
+		o.marshal("audioTranscription", p.AudioTranscription)
+	}
+	o.str("mediaProcessing", string(p.MediaProcessing))
+	if p.SpeechMetadata != nil {
+		o.marshal("speechMetadata", p.SpeechMetadata)
+	}
+	if ordered {
+		t := keyorder.Parse(hint)
+		o.call(p.FunctionCall, t)
+		o.response(p.FunctionResponse, t)
+	}
+	w.b = append(o.b, '}')
+	if o.err != nil && w.err == nil {
+		w.err = o.err
+	}
+}
+
+// call writes a function call; with a hint tree, its args go last.
+func (w *fields) call(fc *genai.FunctionCall, t *keyorder.Tree) {
+	if fc == nil {
+		return
+	}
+	w.key("functionCall")
+	o := fields{b: append(w.b, '{')}
+	o.str("id", fc.ID)
+	if t == nil && len(fc.Args) > 0 {
+		o.key("args")
+		o.value(fc.Args, nil)
+	}
+	o.str("name", fc.Name)
+	if len(fc.PartialArgs) > 0 {
+		o.marshal("partialArgs", fc.PartialArgs)
+	}
+	if fc.WillContinue != nil {
+		o.marshal("willContinue", fc.WillContinue)
+	}
+	if t != nil && len(fc.Args) > 0 {
+		o.key("args")
+		o.value(fc.Args, t)
+	}
+	w.b = append(o.b, '}')
+	if o.err != nil && w.err == nil {
+		w.err = o.err
+	}
+}
+
+// response writes a function response; with a hint tree, its response
+// goes last.
+func (w *fields) response(fr *genai.FunctionResponse, t *keyorder.Tree) {
+	if fr == nil {
+		return
+	}
+	w.key("functionResponse")
+	o := fields{b: append(w.b, '{')}
+	if fr.WillContinue != nil {
+		o.marshal("willContinue", fr.WillContinue)
+	}
+	o.str("scheduling", string(fr.Scheduling))
+	if len(fr.Parts) > 0 {
+		o.marshal("parts", fr.Parts)
+	}
+	o.str("id", fr.ID)
+	o.str("name", fr.Name)
+	if len(fr.Response) > 0 {
+		o.key("response")
+		o.value(fr.Response, t)
+	}
+	w.b = append(o.b, '}')
+	if o.err != nil && w.err == nil {
+		w.err = o.err
+	}
+}
+
+// appendValue writes v as encoding/json does, except that the maps hint t
+// orders (keyorder.Tree.Order) are written in its order; values of other
+// types than JSON's own go to json.Marshal.
+func appendValue(b []byte, v any, t *keyorder.Tree) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendString(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case float64:
+		return appendFloat(b, x)
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		keys, trees := t.Order(x)
+		if keys == nil {
+			keys = make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+		}
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var sub *keyorder.Tree
+			if trees != nil {
+				sub = trees[i]
+			} else {
+				sub = t.Field(k)
+			}
+			var err error
+			if b, err = appendValue(b, x[k], sub); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, e, t.Item(i)); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	data, err := json.Marshal(v)
+	return append(b, data...), err
+}
+
+// appendFloat writes f as encoding/json writes a float64.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		_, err := json.Marshal(f) // its error, worded as encoding/json words it
+		return nil, err
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9, as encoding/json writes it.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// appendString writes s as encoding/json does: HTML-safe, invalid UTF-8
+// as U+FFFD, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
