@@ -34,6 +34,15 @@ func TestSessionServiceConformance(t *testing.T) {
 	sessiontest.RunKeyOrder(t, func(t *testing.T) session.Service { return open(t).Sessions() })
 }
 
+// TestSessionServiceConformanceStateLimit runs the suite through the state
+// bound the server puts around the store (session.WithStateLimit), whose
+// Create reads app and user state through a probe session of the store.
+func TestSessionServiceConformanceStateLimit(t *testing.T) {
+	newService := func(t *testing.T) session.Service { return session.WithStateLimit(open(t).Sessions(), 0) }
+	sessiontest.Run(t, newService)
+	sessiontest.RunKeyOrder(t, newService)
+}
+
 // TestSessionServiceConformanceCache runs the suite without the session
 // cache, and with one so small that it keeps dropping sessions.
 func TestSessionServiceConformanceCache(t *testing.T) {

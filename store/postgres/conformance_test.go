@@ -42,6 +42,13 @@ func TestSessionServiceConformance(t *testing.T) {
 	sessiontest.Run(t, func(t *testing.T) session.Service { return open(t).Sessions() })
 }
 
+// TestSessionServiceConformanceStateLimit runs the suite through the state
+// bound the server puts around the store (session.WithStateLimit), whose
+// Create reads app and user state through a probe session of the store.
+func TestSessionServiceConformanceStateLimit(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) session.Service { return session.WithStateLimit(open(t).Sessions(), 0) })
+}
+
 func TestArtifactServiceConformance(t *testing.T) {
 	artifacttest.Run(t, func(t *testing.T) artifact.Service { return open(t).Artifacts() })
 }
