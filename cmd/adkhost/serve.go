@@ -87,6 +87,8 @@ func newServe() *cobra.Command {
 	fl.DurationVar(&f.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "longest a client may take to send a request body (a module upload included)")
 	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "longest one write of an answer (an SSE event) may wait for the client to read it; a run may take longer")
 	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "longest a kept-alive connection stays open between requests")
+	fl.IntVar(&f.limits.MaxRuns, "max-runs", server.DefaultMaxRuns, "runs in flight at once (/run and /run_sse, an SSE run for its whole stream), all apps together; more are refused with 503 and Retry-After before their body is read")
+	fl.Int64Var(&f.limits.StateBytes, "max-state-bytes", server.DefaultStateBytes, "largest JSON of each state scope: a session's own state, a user's user: state, an app's app: state; a write (run, PATCH, session creation) that would pass it is refused with 413")
 	return cmd
 }
 

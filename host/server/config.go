@@ -48,6 +48,20 @@ type Limits struct {
 	// IdleTimeout is how long Serve keeps a connection open between
 	// requests (default 2 minutes).
 	IdleTimeout time.Duration
+	// MaxRuns bounds the runs in flight, all apps together: /run and
+	// /run_sse requests, an SSE run for as long as its stream lasts
+	// (default DefaultMaxRuns). A run past it is refused with 503 and
+	// Retry-After before its body is read, so a burst of clients cannot
+	// hold a request body and a run's memory each without end.
+	MaxRuns int
+	// StateBytes bounds each state scope, as JSON: a session's own state,
+	// a user's user: state, an app's app: state (default
+	// DefaultStateBytes, 16 MiB). A write that would take a
+	// scope past it (a run's event, PATCH, a session's initial state) is
+	// refused with 413 and stores nothing. Without it each request could
+	// add up to RequestBytes to app state, which every read of every
+	// session of the app loads.
+	StateBytes int64
 }
 
 // Default body limits.
@@ -58,6 +72,17 @@ const (
 	DefaultBodyTimeout     = time.Minute
 	DefaultWriteTimeout    = 30 * time.Second
 	DefaultIdleTimeout     = 2 * time.Minute
+	// DefaultMaxRuns is a fixed number, not one derived from GOMAXPROCS:
+	// a run spends its life waiting on model calls over the network, not
+	// on a CPU, so 2 cores serve hundreds of runs at once (TestLoad runs
+	// 200), and a CPU-based bound would refuse work a small machine can
+	// do. 1024 is far above what one server's model quota sustains, and
+	// bounds what a burst can hold at about 1 GiB of request bodies
+	// (1024 × RequestBytes) rather than without limit. Equal to
+	// DefaultMCPMaxSessions, the other server-wide bound.
+	DefaultMaxRuns = 1024
+	// DefaultStateBytes bounds each state scope (see Limits.StateBytes).
+	DefaultStateBytes = session.DefaultMaxStateBytes
 )
 
 func (l Limits) withDefaults() Limits {
@@ -78,6 +103,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.IdleTimeout <= 0 {
 		l.IdleTimeout = DefaultIdleTimeout
+	}
+	if l.MaxRuns <= 0 {
+		l.MaxRuns = DefaultMaxRuns
+	}
+	if l.StateBytes <= 0 {
+		l.StateBytes = DefaultStateBytes
 	}
 	return l
 }

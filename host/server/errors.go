@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/adkhost/adkhost/engine/session"
 )
 
 // apiError is an error with the HTTP status it maps to and optional extra
@@ -81,4 +83,17 @@ func errorBody(err error) (int, map[string]any) {
 		body[k] = v
 	}
 	return status, body
+}
+
+// stateTooLarge maps a write the state bound refused
+// (session.StateTooLargeError) to a 413 that says which bound to raise;
+// nil if err is not that.
+func stateTooLarge(what string, err error) error {
+	var e *session.StateTooLargeError
+	if !errors.As(err, &e) {
+		return nil
+	}
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Err: err,
+		Msg:   what + ": the state bound (--max-state-bytes, server.Config.Limits.StateBytes) refused the write",
+		Extra: map[string]any{"limit": "max_state_bytes", "scope": e.Scope, "size": e.Size, "max_state_bytes": e.Limit}}
 }

@@ -151,6 +151,15 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// abandon makes the server read none of a body the handler refused
+// without reading it: reads time out at once, so after the answer the
+// server gives up on the body and closes the connection, rather than
+// reading up to 256 KiB of it to keep the connection alive.
+func (b *deadlineBody) abandon() {
+	b.armed = true
+	_ = b.rc.SetReadDeadline(time.Now())
+}
+
 // finish bounds the server's read of what the handler left of the body.
 func (b *deadlineBody) finish() {
 	if !b.eof {

@@ -204,6 +204,8 @@ func (s *Server) run(c echo.Context) error {
 		return sessionNotFound(la.name, req.UserID, req.SessionID)
 	case errors.As(err, new(*engine.InvocationNotFoundError)):
 		return wrapErr(http.StatusNotFound, "Invocation not found", err)
+	case errors.Is(err, session.ErrStateTooLarge):
+		return stateTooLarge("run stopped", err)
 	case errors.Is(err, session.ErrStale):
 		// Another run (on this replica or another) appended to the
 		// session first: its writes stand, this run's stop here.

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/adkhost/adkhost/engine/memory"
+	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/host/appdef"
 )
 
@@ -42,6 +43,10 @@ type Server struct {
 	// adminMu serializes admin writes, so that a module in use cannot be
 	// deleted while an app that uses it is being registered.
 	adminMu sync.Mutex
+	// runSlots holds a token per run in flight (Limits.MaxRuns of room).
+	runSlots chan struct{}
+	// runsRefused counts the runs refused for want of a slot.
+	runsRefused prometheus.Counter
 	// eventBufs holds writeEvents' buffers (*[]byte): the response
 	// writer copies what it is given, so a buffer is free once written.
 	eventBufs sync.Pool
@@ -55,6 +60,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	// Every write of state passes through this one service: runs (the
+	// runners get it), PATCH, session creation, MCP tool calls.
+	cfg.Stores.Sessions = session.WithStateLimit(cfg.Stores.Sessions, cfg.Limits.StateBytes)
 	if cfg.Load == nil {
 		cfg.Load = appdef.Load
 	}
@@ -67,10 +75,27 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Memory == nil {
 		cfg.Memory = memory.NewInMemoryService()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, apps: newAppSet(), reg: prometheus.NewRegistry()}
+	s := &Server{cfg: cfg, log: cfg.Logger, apps: newAppSet(), reg: prometheus.NewRegistry(),
+		runSlots: make(chan struct{}, cfg.Limits.MaxRuns)}
 	var err error
 	if s.metrics, err = newMetrics(s.reg, cfg.Runtime); err != nil {
 		return nil, err
+	}
+	s.runsRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "adkhost_runs_refused_total", Help: "Runs refused with 503 because Limits.MaxRuns (--max-runs) were in flight.",
+	})
+	for _, c := range []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "adkhost_runs_in_flight", Help: "Runs in flight, all apps together, SSE streams for their whole life (at most Limits.MaxRuns).",
+		}, func() float64 { return float64(len(s.runSlots)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "adkhost_runs_max", Help: "The bound on runs in flight (Limits.MaxRuns, --max-runs).",
+		}, func() float64 { return float64(cap(s.runSlots)) }),
+		s.runsRefused,
+	} {
+		if err := s.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
+		}
 	}
 	s.obs = newObserver(s.metrics, cfg.Tracer)
 	if cfg.MCPSessionTimeout <= 0 {
@@ -134,8 +159,8 @@ func (s *Server) routes() *echo.Echo {
 	run := e.Group("", runMW...)
 	run.GET("/version", s.version)
 	run.GET("/list-apps", s.listAppNames)
-	run.POST("/run", s.run)
-	run.POST("/run_sse", s.runSSE)
+	run.POST("/run", s.run, s.runSlot)
+	run.POST("/run_sse", s.runSSE, s.runSlot)
 	sess := run.Group("/apps/:app/users/:user/sessions", checkPathIDs)
 	sess.POST("", s.createSession)
 	sess.GET("", s.listSessions)
@@ -192,4 +217,32 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		err = nil
 	}
 	return err
+}
+
+// runSlot is the middleware of the routes that start a run: it takes one
+// of Limits.MaxRuns slots for the handler's whole life (an SSE stream's
+// included), or refuses the request with 503 before anything reads its
+// body. The refusal closes the connection without reading the body
+// (deadlineBody.abandon): a server that is full does not take in bodies
+// it will not use.
+func (s *Server) runSlot(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		select {
+		case s.runSlots <- struct{}{}:
+		default:
+			s.runsRefused.Inc()
+			n := cap(s.runSlots)
+			h := c.Response().Header()
+			h.Set("Retry-After", "1")
+			h.Set("Connection", "close")
+			if b, ok := c.Request().Body.(*deadlineBody); ok {
+				b.abandon()
+			}
+			return &apiError{Status: http.StatusServiceUnavailable,
+				Msg:   fmt.Sprintf("too many runs in flight: the server runs at most %d at once (--max-runs, server.Config.Limits.MaxRuns); retry after a second, or raise the bound", n),
+				Extra: map[string]any{"limit": "max_runs", "max_runs": n}}
+		}
+		defer func() { <-s.runSlots }()
+		return next(c)
+	}
 }

@@ -112,6 +112,9 @@ func (s *Server) create(c echo.Context, id string, state map[string]any, orders 
 	if errors.Is(err, session.ErrAlreadyExists) {
 		return errorf(http.StatusConflict, "Session already exists: "+id)
 	}
+	if e := stateTooLarge("creating session", err); e != nil {
+		return e
+	}
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "creating session", err)
 	}
@@ -197,6 +200,9 @@ func (s *Server) patchSession(c echo.Context) error {
 	if err := s.cfg.Stores.Sessions.AppendEvent(c.Request().Context(), sess, ev); err != nil {
 		if errors.Is(err, session.ErrStale) {
 			return wrapErr(http.StatusConflict, "session changed while updating it: retry", err)
+		}
+		if e := stateTooLarge("updating session", err); e != nil {
+			return e
 		}
 		return wrapErr(http.StatusInternalServerError, "updating session", err)
 	}

@@ -78,11 +78,14 @@ func (s *Server) runSSE(c echo.Context) error {
 	})
 	if runErr != nil && ctx.Err() == nil && writeErr == nil {
 		// google-adk's error frame: {"error": "<Type>: <msg>", "error_details": {...}}.
-		typ := errorType(runErr)
+		typ, msg := errorType(runErr), runErr.Error()
+		if e := stateTooLarge("run stopped", runErr); e != nil {
+			msg = e.Error() // names the bound to raise
+		}
 		send(map[string]any{
-			"error": typ + ": " + runErr.Error(),
+			"error": typ + ": " + msg,
 			"error_details": map[string]any{
-				"error_type": typ, "error_message": runErr.Error(),
+				"error_type": typ, "error_message": msg,
 				"timestamp": float64(time.Now().UnixMicro()) / 1e6,
 			},
 		})
