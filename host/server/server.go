@@ -238,9 +238,13 @@ func (s *Server) runSlot(next echo.HandlerFunc) echo.HandlerFunc {
 			if b, ok := c.Request().Body.(*deadlineBody); ok {
 				b.abandon()
 			}
-			return &apiError{Status: http.StatusServiceUnavailable,
+			// Answered here rather than returned: the error handler logs
+			// every 5xx as an error, and a burst shed is not one (the
+			// refusals are counted in /metrics).
+			status, body := errorBody(&apiError{Status: http.StatusServiceUnavailable,
 				Msg:   fmt.Sprintf("too many runs in flight: the server runs at most %d at once (--max-runs, server.Config.Limits.MaxRuns); retry after a second, or raise the bound", n),
-				Extra: map[string]any{"limit": "max_runs", "max_runs": n}}
+				Extra: map[string]any{"limit": "max_runs", "max_runs": n}})
+			return c.JSON(status, body)
 		}
 		defer func() { <-s.runSlots }()
 		return next(c)
