@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -186,6 +185,7 @@ func (l *limitedService) check(app, user, id string, state map[string]any, t sco
 func scopeBytes(state map[string]any, prefix string) (n int64, ok bool) {
 	n = 2 // {}
 	first := true
+	var buf []byte // one scratch buffer: only lengths are kept
 	for k, v := range state {
 		switch {
 		case prefix != "" && !strings.HasPrefix(k, prefix):
@@ -193,19 +193,19 @@ func scopeBytes(state map[string]any, prefix string) (n int64, ok bool) {
 		case prefix == "" && IsScoped(k):
 			continue
 		}
-		kb, err := json.Marshal(strings.TrimPrefix(k, prefix))
-		if err != nil {
-			return 0, false
-		}
-		vb, err := json.Marshal(v)
-		if err != nil {
+		var err error
+		buf = appendString(buf[:0], strings.TrimPrefix(k, prefix))
+		kn := len(buf)
+		// The event encoder's value writer: encoding/json's bytes without
+		// its reflection, on every append that writes state.
+		if buf, err = appendValue(buf, v, nil); err != nil {
 			return 0, false
 		}
 		if !first {
 			n++ // ,
 		}
 		first = false
-		n += int64(len(kb)) + 1 + int64(len(vb))
+		n += int64(kn) + 1 + int64(len(buf)-kn)
 	}
 	return n, true
 }
