@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // DefaultMaxStateBytes is WithStateLimit's default bound on each state
@@ -194,11 +196,11 @@ func scopeBytes(state map[string]any, prefix string) (n int64, ok bool) {
 			continue
 		}
 		var err error
-		buf = appendString(buf[:0], strings.TrimPrefix(k, prefix))
+		buf = keyorder.AppendJSONString(buf[:0], strings.TrimPrefix(k, prefix))
 		kn := len(buf)
 		// The event encoder's value writer: encoding/json's bytes without
 		// its reflection, on every append that writes state.
-		if buf, err = appendValue(buf, v, nil); err != nil {
+		if buf, err = keyorder.AppendJSON(buf, v, nil); err != nil {
 			return 0, false
 		}
 		if !first {

@@ -3,10 +3,6 @@ package session
 import (
 	"encoding/base64"
 	"encoding/json"
-	"math"
-	"slices"
-	"strconv"
-	"unicode/utf8"
 
 	"google.golang.org/genai"
 
@@ -20,7 +16,8 @@ import (
 // genai's wide structs was a tenth of a served turn. The fields it knows
 // the types of it writes itself; the rare ones (grounding, usage,
 // transcriptions, node info, ...) it hands to json.Marshal one field at a
-// time. FuzzEventJSON checks it against the reflective encoding, kept in a
+// time. Values (args, responses, state) go through keyorder.AppendJSON.
+// FuzzEventJSON checks it against the reflective encoding, kept in a
 // test file.
 
 // appendEvent appends e's JSON.
@@ -70,11 +67,11 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	w.str("modelVersion", r.ModelVersion)
 
 	w.key("id")
-	w.b = appendString(w.b, e.ID)
+	w.b = keyorder.AppendJSONString(w.b, e.ID)
 	w.key("invocationId")
-	w.b = appendString(w.b, e.InvocationID)
+	w.b = keyorder.AppendJSONString(w.b, e.InvocationID)
 	w.key("author")
-	w.b = appendString(w.b, e.Author)
+	w.b = keyorder.AppendJSONString(w.b, e.Author)
 	w.str("branch", e.Branch)
 	w.key("actions")
 	w.actions(&e.Actions)
@@ -85,7 +82,7 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 			if i > 0 {
 				w.b = append(w.b, ',')
 			}
-			w.b = appendString(w.b, id)
+			w.b = keyorder.AppendJSONString(w.b, id)
 		}
 		w.b = append(w.b, ']')
 	}
@@ -127,7 +124,7 @@ func (w *fields) key(k string) {
 func (w *fields) str(k, v string) {
 	if v != "" {
 		w.key(k)
-		w.b = appendString(w.b, v)
+		w.b = keyorder.AppendJSONString(w.b, v)
 	}
 }
 
@@ -151,7 +148,7 @@ func (w *fields) marshal(k string, v any) {
 
 func (w *fields) float(f float64) {
 	var err error
-	if w.b, err = appendFloat(w.b, f); err != nil && w.err == nil {
+	if w.b, err = keyorder.AppendJSONFloat(w.b, f); err != nil && w.err == nil {
 		w.err = err
 	}
 }
@@ -159,7 +156,7 @@ func (w *fields) float(f float64) {
 // value writes a JSON-like value, maps in the order of hint t.
 func (w *fields) value(v any, t *keyorder.Tree) {
 	var err error
-	if w.b, err = appendValue(w.b, v, t); err != nil && w.err == nil {
+	if w.b, err = keyorder.AppendJSON(w.b, v, t); err != nil && w.err == nil {
 		w.err = err
 	}
 }
@@ -354,147 +351,4 @@ func (w *fields) response(fr *genai.FunctionResponse, t *keyorder.Tree) {
 	if o.err != nil && w.err == nil {
 		w.err = o.err
 	}
-}
-
-// appendValue writes v as encoding/json does, except that the maps hint t
-// orders (keyorder.Tree.Order) are written in its order; values of other
-// types than JSON's own go to json.Marshal.
-func appendValue(b []byte, v any, t *keyorder.Tree) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case string:
-		return appendString(b, x), nil
-	case bool:
-		return strconv.AppendBool(b, x), nil
-	case float64:
-		return appendFloat(b, x)
-	case int64:
-		return strconv.AppendInt(b, x, 10), nil
-	case int:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		keys, trees := t.Order(x)
-		if keys == nil {
-			keys = make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-		}
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			var sub *keyorder.Tree
-			if trees != nil {
-				sub = trees[i]
-			} else {
-				sub = t.Field(k)
-			}
-			var err error
-			if b, err = appendValue(b, x[k], sub); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	case []any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendValue(b, e, t.Item(i)); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	}
-	data, err := json.Marshal(v)
-	return append(b, data...), err
-}
-
-// appendFloat writes f as encoding/json writes a float64.
-func appendFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		_, err := json.Marshal(f) // its error, worded as encoding/json words it
-		return nil, err
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9, as encoding/json writes it.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
-}
-
-// appendString writes s as encoding/json does: HTML-safe, invalid UTF-8
-// as U+FFFD, U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

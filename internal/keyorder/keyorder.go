@@ -216,71 +216,7 @@ func exactNumbers(v any) any {
 // orders (see Order) are written in its order. With a nil hint it is
 // json.Marshal.
 func Marshal(v any, hint json.RawMessage) ([]byte, error) {
-	t := Parse(hint)
-	if t == nil {
-		return json.Marshal(v)
-	}
-	return appendJSON(nil, v, t)
-}
-
-func appendJSON(b []byte, v any, t *Tree) ([]byte, error) {
-	if t == nil {
-		x, err := json.Marshal(v)
-		return append(b, x...), err
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		keys, fields := t.Order(x)
-		if keys == nil {
-			keys = make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-		}
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			kb, err := json.Marshal(k)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, kb...)
-			b = append(b, ':')
-			var f *Tree
-			if fields != nil {
-				f = fields[i]
-			} else {
-				f = t.Field(k)
-			}
-			if b, err = appendJSON(b, x[k], f); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	case []any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSON(b, e, t.Item(i)); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	}
-	x, err := json.Marshal(v)
-	return append(b, x...), err
+	return AppendJSON(nil, v, Parse(hint))
 }
 
 // appendString writes s as a JSON string (valid JSON, not byte-identical to

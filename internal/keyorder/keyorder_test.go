@@ -177,3 +177,52 @@ func BenchmarkOf(b *testing.B) {
 		}
 	})
 }
+
+// FuzzAppendJSON checks AppendJSON without a hint against json.Marshal:
+// the same bytes, or an error from both. Integers are given as int64 and
+// int, as Go tools return them.
+func FuzzAppendJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"b": [1, 2.5, -0, 1e21, 1e-7, "<&>\u2028\n\u0001\"\\", null, true], "a": {"é": "\ud800"}}`,
+		`[9007199254740993, -1.5e-300, "x"]`, `"plain"`,
+	} {
+		f.Add([]byte(s))
+	}
+	var ints func(v any, small bool) any
+	ints = func(v any, small bool) any {
+		switch x := v.(type) {
+		case json.Number:
+			if i, err := x.Int64(); err == nil {
+				if small && i == int64(int(i)) {
+					return int(i)
+				}
+				return i
+			}
+			fl, _ := x.Float64()
+			return fl
+		case map[string]any:
+			for k, e := range x {
+				x[k] = ints(e, !small)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = ints(e, !small)
+			}
+		}
+		return v
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			return
+		}
+		v = ints(v, false)
+		got, err := AppendJSON(nil, v, nil)
+		want, werr := json.Marshal(v)
+		if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("AppendJSON = %s, %v; json.Marshal = %s, %v", got, err, want, werr)
+		}
+	})
+}
