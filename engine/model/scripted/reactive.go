@@ -135,12 +135,15 @@ func (m *Reactive) GenerateContent(ctx context.Context, req *model.Request, stre
 // templates filled from the request.
 func (m *Reactive) answer(req *model.Request) (Step, error) {
 	turn := lastTurn(req)
-	for _, r := range m.rules {
+	for i, r := range m.rules {
 		vars, ok := r.match(req, turn)
 		if !ok {
 			continue
 		}
-		spec, err := fill(r.respond, vars)
+		spec, err := fill(r.respond, vars, MaxFilledBytes)
+		if errors.Is(err, errFilledTooLarge) {
+			return Step{}, &FilledTooLargeError{Rule: i, Limit: MaxFilledBytes}
+		}
 		if err != nil {
 			return Step{}, err
 		}

@@ -271,3 +271,36 @@ func letters(n int) string {
 	}
 	return s
 }
+
+// A placeholder writes its whole value each time it appears: a rule
+// repeating {{text}} multiplied the user's message (20,000 times 50 KB made
+// a 1 GB answer and 6.8 GB of allocations). Past MaxFilledBytes the call
+// fails naming the rule; within it the answer is whole.
+func TestReactiveFilledResponseBounded(t *testing.T) {
+	t.Parallel()
+	script := "rules:\n" +
+		"  - when: {user_contains: text}\n    respond: {text: '" + strings.Repeat("{{text}}", 20000) + "'}\n" +
+		"  - when: {user_contains: args}\n    respond: {function_calls: [{name: f, args: {" + strings.Repeat("a: '{{text}}', ", 1) + "b: ['{{text}}'" + strings.Repeat(", '{{text}}'", 999) + "]}}]}\n" +
+		"  - respond: {text: '{{text}}{{text}}'}\n"
+	m, err := Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 50_000)
+	for _, tc := range []struct{ msg, rule string }{{"text " + big, "rule 0"}, {"args " + big, "rule 1"}} {
+		_, err := one(t, m, userReq(tc.msg))
+		var tl *FilledTooLargeError
+		if !errors.As(err, &tl) || tl.Limit != MaxFilledBytes || !strings.Contains(err.Error(), tc.rule+": its placeholders") {
+			t.Errorf("%.10s...: err = %v, want a FilledTooLargeError naming %s", tc.msg, err, tc.rule)
+		}
+	}
+	// Two copies of a message of 2 MiB are exactly the bound.
+	msg := strings.Repeat("y", MaxFilledBytes/2)
+	got, err := one(t, m, userReq(msg))
+	if err != nil || !strings.Contains(got, msg+msg) {
+		t.Errorf("a response of exactly MaxFilledBytes: err = %v, got %d bytes", err, len(got))
+	}
+	if _, err := one(t, m, userReq(msg+"z")); !errors.As(err, new(*FilledTooLargeError)) {
+		t.Errorf("one byte past the bound: err = %v, want a FilledTooLargeError", err)
+	}
+}

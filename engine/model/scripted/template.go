@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -49,30 +50,98 @@ func checkTemplates(spec ResponseSpec, vars map[string]bool) error {
 	return nil
 }
 
+// MaxFilledBytes bounds what a reactive rule's placeholders write into one
+// response: each {{...}} writes its whole value (the user's text, a tool's
+// response), so a rule repeating a placeholder multiplies the request's
+// size by the rule's (20,000 {{text}} and a 50 KB message made a 1 GB
+// answer). 4 MiB is far above a useful scripted answer.
+const MaxFilledBytes = 4 << 20
+
+// FilledTooLargeError is the error of a rule whose placeholders would
+// write more than MaxFilledBytes into its response.
+type FilledTooLargeError struct {
+	// Rule is the rule's index in the script.
+	Rule  int
+	Limit int
+}
+
+func (e *FilledTooLargeError) Error() string {
+	return fmt.Sprintf("rule %d: its placeholders, filled in, would write more than %d bytes into the response (each {{...}} writes its whole value: the user's text, a tool's response); use fewer placeholders, or a path to a smaller part of the value ({{response.a.b}})", e.Rule, e.Limit)
+}
+
 // fill returns a copy of spec with its placeholders replaced from vars. A
 // variable the request did not bind (e.g. {{tool}} for user text) is empty.
 // A function call argument that is exactly one placeholder takes the
 // variable's value with its type (a number stays a number), converted if
 // the placeholder says so; anywhere else the value is written into the text.
-func fill(spec ResponseSpec, vars map[string]any) (ResponseSpec, error) {
+// What the placeholders write, counted as JSON for a typed value, is at
+// most limit bytes; past it fill stops with errFilledTooLarge.
+func fill(spec ResponseSpec, vars map[string]any, limit int) (ResponseSpec, error) {
+	b := fillBudget{left: limit, sizes: map[string]int{}}
 	return walkStrings(spec, func(s string) (any, error) {
 		if !strings.Contains(s, "{{") {
 			return s, nil
 		}
 		if m := placeholder.FindStringSubmatchIndex(s); m != nil && m[0] == 0 && m[1] == len(s) {
-			return value(vars, s[m[2]:m[3]], submatch(s, m, 2), s)
+			v, err := value(vars, s[m[2]:m[3]], submatch(s, m, 2), s)
+			if err != nil {
+				return nil, err
+			}
+			// The value is shared, not copied, but each use of it is
+			// written out again in every request and event.
+			if !b.take(s, v) {
+				return nil, errFilledTooLarge
+			}
+			return v, nil
 		}
 		var err error
 		out := placeholder.ReplaceAllStringFunc(s, func(p string) string {
+			if err != nil {
+				return ""
+			}
 			m := placeholder.FindStringSubmatch(p)
 			v, e := value(vars, m[1], m[2], p)
-			if e != nil && err == nil {
+			if e != nil {
 				err = e
+				return ""
 			}
-			return render(v)
+			text := render(v)
+			if !b.takeN(len(text)) {
+				err = errFilledTooLarge
+				return ""
+			}
+			return text
 		})
 		return out, err
 	})
+}
+
+// errFilledTooLarge stops fill; the caller reports it as a
+// FilledTooLargeError naming the rule.
+var errFilledTooLarge = errors.New("filled response too large")
+
+// fillBudget counts the bytes fill writes, measuring each placeholder's
+// value once.
+type fillBudget struct {
+	left  int
+	sizes map[string]int // JSON size of a whole value, by placeholder text
+}
+
+// take counts a value written whole (a function call argument), as the
+// JSON it becomes.
+func (b *fillBudget) take(placeholder string, v any) bool {
+	n, ok := b.sizes[placeholder]
+	if !ok {
+		n = len(render(v))
+		b.sizes[placeholder] = n
+	}
+	return b.takeN(n)
+}
+
+// takeN counts n bytes written.
+func (b *fillBudget) takeN(n int) bool {
+	b.left -= n
+	return b.left >= 0
 }
 
 func submatch(s string, m []int, i int) string {
