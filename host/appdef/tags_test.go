@@ -23,6 +23,7 @@ func TestYAMLTags(t *testing.T) {
 		{"verbatim tag", "name: a\nmodel: m\ninstruction: !<tag:example.com:x> x\n", "YAML tag !<tag:example.com:x> is not supported"},
 		{"str on a number", "name: a\nmodel: m\ninstruction: !!str 5\n", `YAML tag !!str on a number: write the value as it is, or quote it for a string ("5")`},
 		{"int on a string", "name: a\nmodel: m\ninstruction: x\ngenerate_content_config: {max_output_tokens: !!int '5'}\n", "YAML tag !!int on a string"},
+		{"float on an integer", "name: a\nmodel: m\ninstruction: x\ngenerate_content_config: {temperature: !!float 1}\n", "root_agent.yaml:4:40: YAML tag !!float on the integer 1: write 1.0 for a float"},
 		{"set", "name: a\nmodel: m\ninstruction: x\ngenerate_content_config:\n  labels: !!set {a, b}\n", "YAML tag !!set is not supported"},
 		{"nested in a list", "name: a\nmodel: m\ninstruction: x\ntools:\n  - !!python/name:os.system\n", "YAML tag !!python/name:os.system is not supported"},
 	} {

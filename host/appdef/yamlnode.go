@@ -57,10 +57,7 @@ func parseDoc(file string, data []byte) (*doc, *Error) {
 	if len(bodies) == 1 {
 		d.body = bodies[0]
 		ast.Walk(anchorCollector(d.anchors), d.body)
-		if e := checkAliases(d); e != nil {
-			return nil, e
-		}
-		if e := checkTags(d); e != nil {
+		if e := checkTree(d); e != nil {
 			return nil, e
 		}
 	}

@@ -9,9 +9,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/internal/yamlscan"
 )
 
 // DefaultName is the model name FromYAML uses when the script names none.
@@ -85,19 +88,38 @@ type FunctionCallSpec struct {
 	ID   string         `yaml:"id,omitempty"`
 }
 
-// ParseScript reads a script from YAML, rejecting unknown keys.
+// Limits on a script's YAML, the same as on an app definition's files: a
+// script comes with the definition and is as hostile. The parser's memory
+// grows faster than the file with nesting, and aliases of aliases grow
+// what the decoder builds exponentially (nine levels of nine aliases, 521
+// bytes, took 700 MB and 7 s).
+const (
+	maxScriptDepth   = 500
+	maxScriptAliases = 100
+)
+
+// ParseScript reads a script from YAML, rejecting unknown keys. The YAML
+// is checked before it is decoded: nesting at most 500 deep, at most 100
+// aliases and none inside an anchor's value, no tag that changes what a
+// value means (internal/yamlscan), one document.
 func ParseScript(data []byte) (*Script, error) {
-	var top any
-	if err := yaml.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("scripted: parse YAML: %w", err)
+	body, err := parseYAML(data)
+	if err != nil {
+		return nil, err
 	}
 	s := &Script{}
-	var err error
+	if body == nil {
+		return s, nil
+	}
+	var top any
+	if err := yaml.NodeToValue(body, &top); err != nil {
+		return nil, fmt.Errorf("scripted: parse YAML: %w", err)
+	}
 	switch top.(type) {
 	case []any:
-		err = yaml.UnmarshalWithOptions(data, &s.Responses, yaml.DisallowUnknownField())
+		err = yaml.NodeToValue(body, &s.Responses, yaml.DisallowUnknownField())
 	case map[string]any:
-		err = yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField())
+		err = yaml.NodeToValue(body, s, yaml.DisallowUnknownField())
 	case nil:
 	default:
 		err = errors.New("want a mapping with responses or a list of responses")
@@ -109,6 +131,35 @@ func ParseScript(data []byte) (*Script, error) {
 		return nil, errors.New("scripted: a script has responses (played in order) or rules (reactive), not both")
 	}
 	return s, nil
+}
+
+// parseYAML checks data's shape and parses it, returning its one
+// document's body (nil for an empty script).
+func parseYAML(data []byte) (ast.Node, error) {
+	at := func(p *yamlscan.Problem) error {
+		return fmt.Errorf("scripted: line %d, column %d: %s", p.Line, p.Column, p.Msg)
+	}
+	if p := yamlscan.Check(data, maxScriptDepth); p != nil {
+		return nil, at(p)
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, fmt.Errorf("scripted: parse YAML: %w", err)
+	}
+	var body ast.Node
+	for _, d := range f.Docs {
+		if d == nil || d.Body == nil {
+			continue
+		}
+		if body != nil {
+			return nil, errors.New("scripted: a script is one YAML document, this one has several")
+		}
+		body = d.Body
+	}
+	if p := yamlscan.CheckTree(body, maxScriptAliases, "a script is plain YAML"); p != nil {
+		return nil, at(p)
+	}
+	return body, nil
 }
 
 // Parse builds a model from a YAML script: a Reactive model when the script

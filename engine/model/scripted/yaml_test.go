@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -135,6 +136,7 @@ func TestFromYAMLErrors(t *testing.T) {
 		{"call without name", "- text: ok\n- function_calls: [{args: {a: 1}}]\n", "response 1: function_calls[0]: name is required"},
 		{"scalar document", "just text\n", "want a mapping"},
 		{"broken yaml", "- text: [unclosed\n", "parse YAML"},
+		{"two documents", "- text: a\n---\n- text: b\n", "one YAML document"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,5 +159,47 @@ func TestScriptedYAMLModelPlays(t *testing.T) {
 	}
 	if _, err := run(t, m, &model.Request{}, false); err == nil || err.Error() != "down" {
 		t.Fatalf("second call error = %v, want down", err)
+	}
+}
+
+// A script comes with an app definition and is checked as its files are,
+// before it is decoded. Aliases of aliases expanded exponentially (this
+// 521-byte script took 700 MB and 7 s, and a tenth level would have taken
+// ten times more), 20,000 nested brackets took 640 MB to refuse, and tags
+// loaded quietly: !!binary as its decoded bytes, !!python/object:… and
+// local tags as plain text.
+func TestParseScriptHostileYAML(t *testing.T) {
+	var laughs strings.Builder
+	laughs.WriteString("x0: &a0 [lololololololololololololololololololol]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&laughs, "x%d: &a%d [*a%d%s]\n", i, i, i-1, strings.Repeat(fmt.Sprintf(", *a%d", i-1), 8))
+	}
+	laughs.WriteString("responses:\n  - {text: hi, custom_metadata: {k: *a8}}\n")
+	aliases := "r: &r {text: hi}\nresponses: [" + strings.Repeat("*r, ", 100) + "*r]\n"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"nested aliases", laughs.String(), "line 2, column 10: the value of anchor &a1 holds an alias: aliases may not nest"},
+		{"too many aliases", aliases, "line 2, column 413: too many YAML aliases (101; at most 100)"},
+		{"deep nesting", "responses:\n  - {text: hi, custom_metadata: {k: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}}\n", "line 2, column 1: YAML nests too deep"},
+		{"binary", "responses:\n  - text: !!binary aGVsbG8=\n", "line 2, column 11: YAML tag !!binary is not supported: a script is plain YAML; remove the tag"},
+		{"python object", "responses:\n  - text: !!python/object:os.system hi\n", "YAML tag !!python/object:os.system is not supported"},
+		{"local tag", "- text: !foo hi\n", "YAML tag !foo is not supported"},
+		{"str on a number", "- function_calls: [{name: t, args: {n: !!str 5}}]\n", `YAML tag !!str on a number: write the value as it is, or quote it for a string ("5")`},
+		{"float on an integer", "- function_calls: [{name: t, args: {n: !!float 5}}]\n", "YAML tag !!float on the integer 5: write 5.0 for a float"},
+		{"colon in a flow key", "- function_calls: [{name: t, args: {user:plan: x}}]\n", "flow mapping key holds ':'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	// What stays: aliases of plain values, and core tags on their own kind.
+	m, err := FromYAML([]byte("responses: [&r {text: hi}, *r, {text: !!str x, function_calls: [{name: t, args: {f: !!float 0.5, i: !!int 5}}]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Remaining() != 3 {
+		t.Errorf("steps = %d, want 3", m.Remaining())
 	}
 }
