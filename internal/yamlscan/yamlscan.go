@@ -1,7 +1,9 @@
-// Package yamlscan checks YAML bytes before they are parsed: an upper
-// bound of their nesting depth (the parser's memory grows faster than the
-// file with nesting), and the flow-mapping keys that goccy/go-yaml, the
-// parser of app definitions and conformance scenarios, misreads.
+// Package yamlscan checks hostile YAML before it is read: Check scans the
+// bytes before they are parsed, for an upper bound of their nesting depth
+// (the parser's memory grows faster than the file with nesting) and the
+// flow-mapping keys that goccy/go-yaml, the parser of app definitions,
+// scripted models and conformance scenarios, misreads; CheckTree checks
+// the parsed document's aliases and tags before its values are read.
 package yamlscan
 
 import (
