@@ -1,5 +1,5 @@
 // Package scripted provides offline models: Model plays back a fixed list of
-// answers in call order and records every request, for tests; Reactive
+// answers in call order and records the requests, for tests; Reactive
 // answers each request by the first rule it matches, statelessly, for
 // serving demos and load tests with many concurrent sessions.
 package scripted
@@ -37,12 +37,23 @@ type Step struct {
 // safe for concurrent use.
 type Model struct {
 	name string
+	// keep bounds the requests recorded; 0 records them all.
+	keep int
 
 	mu       sync.Mutex
 	steps    []Step
 	next     int
+	calls    int
 	requests []*model.Request
 }
+
+// MaxRecordedRequests is how many requests a Model built from a script
+// (Parse, FromYAML), as a server loads one from an app definition, records:
+// the first ones. A server's model lives as long as its app and serves
+// every session of it, so recording every request, each a copy of a
+// session's whole history, grew without end, calls after the script ran
+// out included.
+const MaxRecordedRequests = 16
 
 var _ model.Model = (*Model)(nil)
 
@@ -63,7 +74,8 @@ func FromSteps(name string, steps ...Step) *Model {
 // Name returns the model's name.
 func (m *Model) Name() string { return m.name }
 
-// Requests returns copies of the requests received so far, in call order.
+// Requests returns copies of the requests received so far, in call order;
+// for a Model built from a script, the first MaxRecordedRequests.
 func (m *Model) Requests() []*model.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -126,11 +138,20 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 
 // take records req and returns the next step.
 func (m *Model) take(req *model.Request) (Step, error) {
-	rec := copyRequest(req)
+	m.mu.Lock()
+	record := m.keep == 0 || len(m.requests) < m.keep
+	m.mu.Unlock()
+	var rec *model.Request
+	if record {
+		rec = copyRequest(req) // outside the lock: it is the costly part
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.requests = append(m.requests, rec)
-	call := len(m.requests)
+	if record && (m.keep == 0 || len(m.requests) < m.keep) {
+		m.requests = append(m.requests, rec)
+	}
+	m.calls++
+	call := m.calls
 	if m.next >= len(m.steps) {
 		return Step{}, fmt.Errorf("scripted model %q: call %d has no answer, the script holds %d: %w",
 			m.name, call, len(m.steps), ErrExhausted)

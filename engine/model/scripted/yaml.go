@@ -180,7 +180,15 @@ func Parse(data []byte) (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromSteps(name, steps...), nil
+	return fromScript(name, steps), nil
+}
+
+// fromScript is the Model of a script: it records only the first
+// MaxRecordedRequests requests.
+func fromScript(name string, steps []Step) *Model {
+	m := FromSteps(name, steps...)
+	m.keep = MaxRecordedRequests
+	return m
 }
 
 // Steps converts the script's responses to steps.
@@ -218,7 +226,7 @@ func FromYAML(data []byte) (*Model, error) {
 	if name == "" {
 		name = DefaultName
 	}
-	return FromSteps(name, steps...), nil
+	return fromScript(name, steps), nil
 }
 
 // Step converts the spec to a step.

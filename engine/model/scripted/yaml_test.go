@@ -1,11 +1,14 @@
 package scripted
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/model"
 )
@@ -201,5 +204,39 @@ func TestParseScriptHostileYAML(t *testing.T) {
 	}
 	if m.Remaining() != 3 {
 		t.Errorf("steps = %d, want 3", m.Remaining())
+	}
+}
+
+// A server's scripted model serves every session of its app for the app's
+// life. It recorded a copy of every request, each a session's whole
+// history, calls after the script ran out included: memory grew with every
+// call. A model built from a script records the first
+// MaxRecordedRequests only, and still counts the calls.
+func TestScriptRecordsBoundedRequests(t *testing.T) {
+	m, err := Parse([]byte("responses:\n  - text: hi\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Contents: []*genai.Content{genai.NewContentFromText(strings.Repeat("history ", 1000), genai.RoleUser)}}
+	var last error
+	for range 100 {
+		for _, err := range m.GenerateContent(context.Background(), req, false) {
+			last = err
+		}
+	}
+	if last == nil || !strings.Contains(last.Error(), "call 100 has no answer, the script holds 1") {
+		t.Errorf("last call: %v, want the 100th call to find the script exhausted", last)
+	}
+	if n := len(m.(*Model).Requests()); n != MaxRecordedRequests {
+		t.Errorf("recorded %d requests, want the first %d", n, MaxRecordedRequests)
+	}
+	// A model built in code for a test records every request.
+	all := FromSteps("m")
+	for range 20 {
+		for range all.GenerateContent(context.Background(), req, false) {
+		}
+	}
+	if n := len(all.Requests()); n != 20 {
+		t.Errorf("FromSteps recorded %d requests, want 20", n)
 	}
 }
