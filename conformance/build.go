@@ -56,7 +56,11 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 	case "ParallelAgent":
 		return engine.NewParallelAgent(info)
 	case "LoopAgent":
-		return engine.NewLoopAgent(info, int(spec.MaxIterations))
+		var maxIter *int
+		if spec.MaxIterations != nil {
+			maxIter = new(int(*spec.MaxIterations))
+		}
+		return engine.NewLoopAgent(info, maxIter)
 	}
 
 	where := "agent " + spec.Name

@@ -80,7 +80,7 @@ type AgentSpec struct {
 	SubAgents   []*AgentSpec
 	Callbacks   map[string][]*Behaviour
 
-	MaxIterations int64 // LoopAgent
+	MaxIterations *int64 // LoopAgent; nil: no bound
 
 	Model                    string
 	Instruction              *string
@@ -895,7 +895,7 @@ func decodeAgent(n *node, names map[string]bool) *AgentSpec {
 	case "LoopAgent":
 		checkKeys(n, where, append(common, "max_iterations")...)
 		if v := n.get("max_iterations"); v != nil && v.kind != kindNull {
-			a.MaxIterations = asInt(v, where+".max_iterations")
+			a.MaxIterations = new(asInt(v, where+".max_iterations"))
 		}
 	default:
 		failf(n.get("type"), "%s: unknown agent type %q", where, a.Type)

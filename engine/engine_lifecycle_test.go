@@ -5,6 +5,7 @@ package engine_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,6 +250,10 @@ func TestLoopAgent(t *testing.T) {
 			},
 			wantReqs: [2]int{3, 1},
 		},
+		// google-adk: "A value of zero or less runs the sub-agents no times
+		// at all"; 0 meant no bound here.
+		{name: "max iterations 0 runs no round", maxIter: 0},
+		{name: "negative max iterations runs no round", maxIter: -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -261,7 +266,7 @@ func TestLoopAgent(t *testing.T) {
 			}
 			first := newLlm(t, engine.LlmAgentConfig{Name: "first", Model: m1, Tools: tools})
 			second := newLlm(t, engine.LlmAgentConfig{Name: "second", Model: m2})
-			loop, err := engine.NewLoopAgent(engine.AgentInfo{Name: "loop", SubAgents: []engine.Agent{first, second}}, tt.maxIter)
+			loop, err := engine.NewLoopAgent(engine.AgentInfo{Name: "loop", SubAgents: []engine.Agent{first, second}}, new(tt.maxIter))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,6 +277,36 @@ func TestLoopAgent(t *testing.T) {
 				t.Errorf("model calls = %v, want %v", got, tt.wantReqs)
 			}
 		})
+	}
+}
+
+// A LoopAgent without max_iterations whose round yields no event can never
+// be ended (only an event escalates): its rounds repeated forever, without
+// a model call counted against max_llm_calls, an event stored or a look at
+// the context, so a loop of an empty SequentialAgent spun a core after its
+// client had gone. The round fails naming the loop; with max_iterations
+// the same rounds end.
+func TestLoopAgentRoundWithoutEvents(t *testing.T) {
+	t.Parallel()
+	empty := newSeq(t, "empty")
+	loop, err := engine.NewLoopAgent(engine.AgentInfo{Name: "loop", SubAgents: []engine.Agent{empty}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, svc := mustRunner(t, newSeq(t, "root", loop))
+	evs, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{})
+	var le *engine.LoopWithoutEventsError
+	if !errors.As(err, &le) || le.Agent != "loop" || !strings.Contains(err.Error(), `loop agent "loop": round 1 of its sub-agents yielded no event`) || !strings.Contains(err.Error(), "set max_iterations") {
+		t.Fatalf("err = %v (events %d), want a LoopWithoutEventsError for loop", err, len(evs))
+	}
+
+	bounded, err := engine.NewLoopAgent(engine.AgentInfo{Name: "loop", SubAgents: []engine.Agent{newSeq(t, "empty")}}, new(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, svc = mustRunner(t, bounded)
+	if evs := mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{}); len(evs) != 0 {
+		t.Errorf("a bounded loop of an empty agent yielded %s", eventsJSON(evs))
 	}
 }
 

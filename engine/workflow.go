@@ -87,19 +87,37 @@ func startIndex(ctx *InvocationContext, subs []Agent, st map[string]any) int {
 // them escalates or MaxIterations rounds are done.
 type LoopAgent struct {
 	AgentInfo
-	// MaxIterations bounds the rounds; 0 means no bound.
-	MaxIterations int
+	// MaxIterations bounds the rounds, as google-adk's Optional[int]
+	// max_iterations: nil means no bound (until a sub-agent escalates), and
+	// a value of 0 or less runs no round at all.
+	MaxIterations *int
 }
 
-// NewLoopAgent returns a LoopAgent.
-func NewLoopAgent(info AgentInfo, maxIterations int) (*LoopAgent, error) {
+// NewLoopAgent returns a LoopAgent; maxIterations is its MaxIterations.
+func NewLoopAgent(info AgentInfo, maxIterations *int) (*LoopAgent, error) {
 	if info.Name == "" {
 		return nil, errors.New("engine.NewLoopAgent: a name is required")
 	}
-	if maxIterations < 0 {
-		return nil, fmt.Errorf("engine.NewLoopAgent %q: max_iterations must not be negative, got %d", info.Name, maxIterations)
+	if maxIterations != nil {
+		maxIterations = new(*maxIterations) // configuration never changes after construction
 	}
 	return &LoopAgent{AgentInfo: info, MaxIterations: maxIterations}, nil
+}
+
+// LoopWithoutEventsError ends a LoopAgent without a bound on its rounds
+// whose sub-agents ran a whole round without yielding an event: only an
+// event can escalate, so nothing could ever end the loop, and its rounds
+// repeated forever without a model call to count against MaxLLMCalls,
+// without an event to store or send, and without noticing that the run's
+// client had gone (a loop of an empty SequentialAgent spun a core for
+// good).
+type LoopWithoutEventsError struct {
+	Agent string
+	Round int
+}
+
+func (e *LoopWithoutEventsError) Error() string {
+	return fmt.Sprintf("loop agent %q: round %d of its sub-agents yielded no event, and only an event can escalate to end the loop, so it would repeat forever; set max_iterations on it, or give it a sub-agent that yields events and escalates (an LlmAgent with the exit_loop tool)", e.Agent, e.Round+1)
 }
 
 // Run implements Agent. An escalating event lets the sub-agent that made it
@@ -122,7 +140,13 @@ func (a *LoopAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error]
 			}
 		}
 		exit, paused := false, false
-		for (a.MaxIterations == 0 || round < a.MaxIterations) && !exit && !paused {
+		for (a.MaxIterations == nil || round < *a.MaxIterations) && !exit && !paused {
+			// Sub-agents that never yield never see a cancelled context.
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			yielded := false
 			for _, sub := range a.SubAgents[start:] {
 				if ctx.Resumable() && !resuming {
 					ctx.setAgentState(a.Name, map[string]any{"current_sub_agent": sub.Info().Name, "times_looped": round})
@@ -136,6 +160,7 @@ func (a *LoopAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error]
 					if !yield(ev, err) || err != nil {
 						return
 					}
+					yielded = true
 					exit = exit || ev.Actions.Escalate
 					paused = paused || shouldPause(ev)
 					scoped = scoped || ev.IsolationScope != ""
@@ -144,6 +169,10 @@ func (a *LoopAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error]
 				if exit || paused {
 					break
 				}
+			}
+			if !yielded && a.MaxIterations == nil {
+				yield(nil, &LoopWithoutEventsError{Agent: a.Name, Round: round})
+				return
 			}
 			if !paused {
 				start = 0

@@ -103,7 +103,7 @@ tools:
 		t.Errorf("safety settings = %+v", gcc.SafetySettings)
 	}
 	loop, ok := root.SubAgents[1].(*engine.LoopAgent)
-	if !ok || loop.MaxIterations != 5 || len(loop.SubAgents) != 2 {
+	if !ok || loop.MaxIterations == nil || *loop.MaxIterations != 5 || len(loop.SubAgents) != 2 {
 		t.Fatalf("loop = %#v", root.SubAgents[1])
 	}
 	critic := loop.SubAgents[0].(*engine.LlmAgent).Config()
@@ -218,5 +218,33 @@ tools:
 	}
 	if strings.Join(names, ",") != "load_memory,preload_memory" {
 		t.Errorf("tools %v, want load_memory and preload_memory", names)
+	}
+}
+
+// max_iterations is google-adk's Optional[int]: left out, the loop has no
+// bound; 0 or less runs no round ("A value of zero or less runs the
+// sub-agents no times at all"), where 0 meant no bound here and a negative
+// value was refused.
+func TestLoopMaxIterations(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want *int
+	}{
+		{"", nil},
+		{"max_iterations: null\n", nil},
+		{"max_iterations: 0\n", new(0)},
+		{"max_iterations: -2\n", new(-2)},
+		{"max_iterations: 4\n", new(4)},
+	} {
+		fs := files("root_agent.yaml", "agent_class: LoopAgent\nname: loop\n"+tc.line+"sub_agents:\n  - config_path: a.yaml\n",
+			"a.yaml", "name: a\nmodel: scripted\ninstruction: x\n", "scripted_model.yaml", "- text: hi\n")
+		loop := load(t, "a", fs, noModules()).Root.(*engine.LoopAgent)
+		if (loop.MaxIterations == nil) != (tc.want == nil) || tc.want != nil && *loop.MaxIterations != *tc.want {
+			t.Errorf("%q: MaxIterations = %v, want %v", tc.line, loop.MaxIterations, tc.want)
+		}
+	}
+	err, _, _ := loadErr(t, files("root_agent.yaml", "agent_class: LoopAgent\nname: loop\nmax_iterations: many\n"))
+	if err == nil || !strings.Contains(err.Error(), "max_iterations: want an integer") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -195,12 +195,13 @@ func (l *loader) parseField(a *agentSpec, e entry) {
 		if v.isNull() {
 			return
 		}
+		// google-adk takes any integer: 0 or less runs no round.
 		n, ok := v.integer()
-		if !ok || n < 0 {
-			l.add(v.errf("want a non-negative integer, got %s", v.kind()))
+		if !ok || n != int64(int32(n)) {
+			l.add(v.errf("want an integer (the most rounds; leave it out for no bound), got %s", v.kind()))
 			return
 		}
-		a.maxIterations = int(n)
+		a.maxIterations = new(int(n))
 	}
 }
 

@@ -229,7 +229,7 @@ rules:
 		t.Errorf("draft = %v, want the writer's output", v)
 	}
 	loop, ok := app.Root.Info().SubAgents[1].(*engine.LoopAgent)
-	if !ok || loop.MaxIterations != 3 {
+	if !ok || loop.MaxIterations == nil || *loop.MaxIterations != 3 {
 		t.Errorf("second step = %#v, want a LoopAgent of 3 iterations", app.Root.Info().SubAgents[1])
 	}
 	if !strings.HasPrefix(app.Root.Info().Description, "Drafts") {

@@ -96,8 +96,8 @@ type agentSpec struct {
 	// codeExecutor is google-adk's BuiltInCodeExecutor.
 	codeExecutor bool
 
-	// LoopAgent.
-	maxIterations int
+	// LoopAgent: nil means no bound.
+	maxIterations *int
 }
 
 // toolRef is an entry of tools: a built-in (builtin set) or a module's
