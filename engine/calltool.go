@@ -114,7 +114,7 @@ func (r *Runner) CallTool(ctx context.Context, call DirectToolCall) (*DirectTool
 	inv := &invocation{
 		id: cmp.Or(call.InvocationID, newInvocationID()), appName: r.cfg.AppName, session: sess,
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, memory: r.cfg.Memory, plugins: r.cfg.Plugins,
-		config: RunConfig{CustomMetadata: call.CustomMetadata}, tree: r.tree, contents: r.contents, log: r.cfg.Logger,
+		config: RunConfig{CustomMetadata: call.CustomMetadata}.resolved(), tree: r.tree, contents: r.contents, log: r.cfg.Logger,
 		states: newAgentStates(), firstEvent: len(sess.Events()),
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: la, ended: new(atomic.Bool)}
@@ -127,6 +127,9 @@ func (r *Runner) CallTool(ctx context.Context, call DirectToolCall) (*DirectTool
 	llm := &llmCall{tools: map[string]tool.Tool{t.Name(): t}, toolOrder: []string{t.Name()}}
 	// Events a tool passes up (a single_turn agent's) are stored as in a run.
 	emit := func(ev *session.Event) error {
+		if err := ictx.countEvent(ev); err != nil {
+			return err
+		}
 		_, err := r.processAndAppend(ictx, ev)
 		return err
 	}

@@ -204,6 +204,18 @@ func (c *InvocationContext) incrementLLMCalls() error {
 	return nil
 }
 
+// countEvent counts an event to be stored against RunConfig.MaxEvents.
+func (c *InvocationContext) countEvent(ev *session.Event) error {
+	cfg := &c.inv.config
+	if ev.Partial || cfg.MaxEvents <= 0 {
+		return nil
+	}
+	if cfg.events.Add(1) > int64(cfg.MaxEvents) {
+		return &EventsLimitExceededError{Limit: cfg.MaxEvents, Agent: ev.Author}
+	}
+	return nil
+}
+
 // callbackContext implements callbacks.CallbackContext over an agent's
 // context and the actions of the event being built.
 type callbackContext struct {

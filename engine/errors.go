@@ -54,6 +54,29 @@ func (e *LLMCallsLimitExceededError) Error() string {
 // ErrorCode makes the error's event carry google-adk's exception name.
 func (e *LLMCallsLimitExceededError) ErrorCode() string { return "LlmCallsLimitExceededError" }
 
+// EventsLimitExceededError ends an invocation that would store more events
+// than RunConfig.MaxEvents, counting those of the agents it runs as tools.
+type EventsLimitExceededError struct {
+	Limit int
+	// Agent authored the event refused.
+	Agent string
+}
+
+func (e *EventsLimitExceededError) Error() string {
+	return fmt.Sprintf("the invocation stopped at its limit of %d events (RunConfig.MaxEvents, counting those of agents run as tools) before storing one more of %q: an agent may be looping without calling the model (a callback answering for it, a LoopAgent of agents that never escalate); bound the loop with max_iterations, or raise the limit", e.Limit, e.Agent)
+}
+
+// TooManyFunctionCallsError fails the step of a model response asking for
+// more function calls than RunConfig.MaxFunctionCalls; none of them ran.
+type TooManyFunctionCallsError struct {
+	Agent        string
+	Calls, Limit int
+}
+
+func (e *TooManyFunctionCallsError) Error() string {
+	return fmt.Sprintf("agent %q: the model response asks for %d function calls, over the limit of %d in one response (RunConfig.MaxFunctionCalls); none was run: have the model call fewer tools at once, or raise the limit", e.Agent, e.Calls, e.Limit)
+}
+
 // ErrorCoder is implemented by errors that name the error_code of the error
 // event the runner stores when an agent fails (google-adk uses the
 // exception's class name there).

@@ -230,6 +230,12 @@ func (a *LlmAgent) postprocess(ctx *InvocationContext, call *llmCall, resp *mode
 		if resp.Content == nil && resp.ErrorCode == "" && !resp.Interrupted && resp.GroundingMetadata == nil {
 			return
 		}
+		if limit := ctx.RunConfig().MaxFunctionCalls; limit > 0 && !resp.Partial {
+			if n := countFunctionCalls(resp.Content); n > limit {
+				yield(nil, &TooManyFunctionCallsError{Agent: a.Name, Calls: n, Limit: limit})
+				return
+			}
+		}
 		ev := finalizeModelResponseEvent(call, resp, skeleton)
 		if !yield(ev, nil) {
 			return
@@ -276,6 +282,18 @@ func finalizeModelResponseEvent(call *llmCall, resp *model.Response, skeleton *s
 		ev.LongRunningToolIDs = sortedUnique(longRunning)
 	}
 	return &ev
+}
+
+func countFunctionCalls(c *genai.Content) int {
+	n := 0
+	if c != nil {
+		for _, p := range c.Parts {
+			if p != nil && p.FunctionCall != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // copyContentParts copies a content and its part structs (not their data),

@@ -35,12 +35,43 @@ const (
 // invocation.
 const DefaultMaxLLMCalls = 500
 
+// DefaultMaxEvents is the default of RunConfig.MaxEvents: 20 events for
+// each of DefaultMaxLLMCalls model calls, far above what a model call
+// brings (its answer, its tools' merged response, a few state and
+// checkpoint events), and a bound on what an invocation that loops
+// without calling the model can store.
+const DefaultMaxEvents = 10_000
+
+// DefaultMaxFunctionCalls is the default of RunConfig.MaxFunctionCalls.
+// Models ask for a handful of calls at once; 256 leaves room for a
+// hundred cities' weather and bounds what one answer holds: every call's
+// result (up to a module's max_output_bytes each) is held until all have
+// run and stored as one event.
+const DefaultMaxFunctionCalls = 256
+
 // RunConfig tunes one Runner.Run call.
 type RunConfig struct {
 	StreamingMode StreamingMode
 	// MaxLLMCalls limits model calls in the invocation: 0 means
-	// DefaultMaxLLMCalls, a negative value means no limit.
+	// DefaultMaxLLMCalls, a negative value means no limit. An agent run as
+	// a tool (AgentTool) counts its own, as google-adk's nested run does.
 	MaxLLMCalls int
+	// MaxEvents limits the events the invocation stores, those of the
+	// agents it runs as tools (AgentTool) included: 0 means
+	// DefaultMaxEvents, a negative value means no limit. google-adk has no
+	// such bound: there, as here before it, an agent whose callback
+	// answers for the model (before_model, before_agent) in a loop, or a
+	// LoopAgent whose agents never call the model, stored events without
+	// end, none counted against MaxLLMCalls, and nested agent tools
+	// multiplied MaxLLMCalls by their fan-out at each level. Past it the
+	// run fails with an EventsLimitExceededError.
+	MaxEvents int
+	// MaxFunctionCalls limits the function calls of one model response: 0
+	// means DefaultMaxFunctionCalls, a negative value means no limit. A
+	// response asking for more fails the agent's step with a
+	// TooManyFunctionCallsError before any call runs or the response is
+	// stored (google-adk runs them all at once).
+	MaxFunctionCalls int
 	// StateDelta is applied with the user's message.
 	StateDelta map[string]any
 	// CustomMetadata is merged into every event of the invocation.
@@ -52,6 +83,11 @@ type RunConfig struct {
 	// its agents continue where they stopped. A message answering a call
 	// resumes the call's invocation without it.
 	InvocationID string
+
+	// events counts the events stored against MaxEvents, shared by an
+	// invocation and the runs of its agent tools (which copy its
+	// RunConfig); nil until the invocation starts.
+	events *atomic.Int64
 }
 
 // RunnerConfig configures NewRunner.
@@ -172,12 +208,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 			msg = &genai.Content{Role: "user", Parts: msg.Parts}
 		}
 	}
-	switch {
-	case cfg.MaxLLMCalls == 0:
-		cfg.MaxLLMCalls = DefaultMaxLLMCalls
-	case cfg.MaxLLMCalls < 0:
-		cfg.MaxLLMCalls = 0
-	}
+	cfg = cfg.resolved()
 	sess, err := r.cfg.Sessions.Get(ctx, &session.GetRequest{AppName: r.cfg.AppName, UserID: userID, SessionID: sessionID})
 	if errors.Is(err, session.ErrNotFound) && r.cfg.AutoCreateSession {
 		sess, err = r.cfg.Sessions.Create(ctx, &session.CreateRequest{AppName: r.cfg.AppName, UserID: userID, SessionID: sessionID})
@@ -256,6 +287,28 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		ictx.nodePath = startNodePath(inv, r.tree, ictx.agent)
 	}
 	return ictx, nil
+}
+
+// resolved is cfg with its bounds' defaults filled in and its event count
+// made, for a new invocation.
+func (cfg RunConfig) resolved() RunConfig {
+	cfg.MaxLLMCalls = withDefault(cfg.MaxLLMCalls, DefaultMaxLLMCalls)
+	cfg.MaxEvents = withDefault(cfg.MaxEvents, DefaultMaxEvents)
+	cfg.MaxFunctionCalls = withDefault(cfg.MaxFunctionCalls, DefaultMaxFunctionCalls)
+	if cfg.events == nil {
+		cfg.events = new(atomic.Int64)
+	}
+	return cfg
+}
+
+// withDefault resolves a RunConfig bound: 0 is def; a negative value (no
+// limit) stays negative, so that an agent tool's run, which copies the
+// resolved RunConfig, has no limit either rather than the default.
+func withDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 // appendUserMessage passes msg through on_user_message and stores it as
@@ -444,6 +497,9 @@ var errStopped = errors.New("caller stopped")
 // returned false, or the error that ended the run.
 func (r *Runner) runWithPlugins(ictx *InvocationContext, yield func(*session.Event, error) bool) error {
 	emit := func(ev *session.Event) error {
+		if err := ictx.countEvent(ev); err != nil {
+			return err
+		}
 		out, err := r.processAndAppend(ictx, ev)
 		if err != nil {
 			return err

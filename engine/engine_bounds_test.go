@@ -1,0 +1,194 @@
+package engine_test
+
+// What a hostile model response, callback or app definition could grow
+// inside one invocation: its events (RunConfig.MaxEvents, shared with the
+// runs of agent tools) and the function calls of one response
+// (RunConfig.MaxFunctionCalls).
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/model"
+	"github.com/adkhost/adkhost/engine/model/scripted"
+	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
+)
+
+// answersForModel is a before_model callback that answers every request
+// itself, with a call of tool "step": the agent's ReAct loop never ends
+// and never calls the model, so MaxLLMCalls never stops it. It stored
+// events without end (about 10,000 a second), and a /run client waiting
+// for the answer held them all in memory.
+func answersForModel(callback callbacks.CallbackContext, _ *model.Request) (*model.Response, error) {
+	return calls(fcall("step", nil)), nil
+}
+
+func stepTool(t *testing.T, n *atomic.Int64) tool.Tool {
+	return newTool(t, "step", nil, func(callbacks.ToolContext, map[string]any) (any, error) {
+		n.Add(1)
+		return map[string]any{"ok": true}, nil
+	})
+}
+
+func TestMaxEvents(t *testing.T) {
+	t.Parallel()
+	var steps atomic.Int64
+	looping := func(name string) *engine.LlmAgent {
+		return newLlm(t, engine.LlmAgentConfig{Name: name, Model: scripted.FromSteps("m"), Tools: []tool.Tool{stepTool(t, &steps)},
+			BeforeModel: []callbacks.BeforeModel{answersForModel}})
+	}
+	t.Run("a callback answering for the model", func(t *testing.T) {
+		t.Parallel()
+		r, svc := mustRunner(t, looping("a"))
+		evs, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxEvents: 7})
+		var le *engine.EventsLimitExceededError
+		if !errors.As(err, &le) || le.Limit != 7 || le.Agent != "a" || !strings.Contains(err.Error(), "limit of 7 events (RunConfig.MaxEvents") {
+			t.Fatalf("err = %v, want an EventsLimitExceededError of 7", err)
+		}
+		if len(evs) != 7 {
+			t.Errorf("yielded %d events, want 7", len(evs))
+		}
+		// The user's message and the 7 events; the refused one is not stored.
+		if n := len(loadSession(t, svc, "s").Events()); n != 8 {
+			t.Errorf("stored %d events, want 8", n)
+		}
+	})
+	t.Run("the default", func(t *testing.T) {
+		t.Parallel()
+		r, svc := mustRunner(t, looping("a"))
+		evs, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{})
+		var le *engine.EventsLimitExceededError
+		if !errors.As(err, &le) || le.Limit != engine.DefaultMaxEvents || len(evs) != engine.DefaultMaxEvents {
+			t.Fatalf("err = %v after %d events, want an EventsLimitExceededError of %d", err, len(evs), engine.DefaultMaxEvents)
+		}
+	})
+	t.Run("no limit", func(t *testing.T) {
+		t.Parallel()
+		// An after_model callback ends the loop at the 12th step: past a
+		// limit of 10, with none.
+		var n atomic.Int64
+		a := newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.FromSteps("m"), Tools: []tool.Tool{stepTool(t, &steps)},
+			BeforeModel: []callbacks.BeforeModel{func(cc callbacks.CallbackContext, r *model.Request) (*model.Response, error) {
+				if n.Add(1) == 12 {
+					return text("done"), nil
+				}
+				return answersForModel(cc, r)
+			}}})
+		r, svc := mustRunner(t, a)
+		if evs := mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxEvents: -1}); len(evs) != 23 {
+			t.Errorf("yielded %d events, want 23", len(evs))
+		}
+	})
+	t.Run("shared with the runs of agent tools", func(t *testing.T) {
+		t.Parallel()
+		// The root calls its agent tool twice at once; each run of the
+		// tool's agent loops. Each nested run counted its own events, so
+		// nested tools multiplied the bound at every level.
+		var toolRuns atomic.Int64
+		inner := looping("inner")
+		root := newLlm(t, engine.LlmAgentConfig{Name: "root", Model: scripted.New("m", calls(fcall("inner", map[string]any{"request": "x"}), fcall("inner", map[string]any{"request": "y"}))),
+			Tools: []tool.Tool{&engine.AgentTool{Agent: inner}},
+			BeforeTool: []callbacks.BeforeTool{func(callbacks.ToolContext, callbacks.Tool, map[string]any) (map[string]any, error) {
+				toolRuns.Add(1)
+				return nil, nil
+			}}})
+		r, svc := mustRunner(t, root)
+		steps.Store(0)
+		_, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxEvents: 41})
+		var le *engine.EventsLimitExceededError
+		if !errors.As(err, &le) || le.Limit != 41 {
+			t.Fatalf("err = %v, want an EventsLimitExceededError of 41", err)
+		}
+		// Each step of a nested run stores two events (the call, the
+		// response); the root stored its call first.
+		if n := steps.Load(); n > 20 {
+			t.Errorf("the nested runs made %d steps, want at most 20 together", n)
+		}
+	})
+}
+
+// An agent tool's run copies the caller's RunConfig; "no limit" on model
+// calls became 0 there, which the nested run read as the default of 500.
+func TestAgentToolKeepsNoLLMCallsLimit(t *testing.T) {
+	t.Parallel()
+	var steps []scripted.Step
+	for range engine.DefaultMaxLLMCalls + 1 {
+		steps = append(steps, scripted.Step{Response: calls(fcall("step", nil))})
+	}
+	steps = append(steps, scripted.Step{Response: text("done")})
+	var n atomic.Int64
+	inner := newLlm(t, engine.LlmAgentConfig{Name: "inner", Model: scripted.FromSteps("inner-model", steps...), Tools: []tool.Tool{stepTool(t, &n)}})
+	root := newLlm(t, engine.LlmAgentConfig{Name: "root", Model: scripted.New("m", calls(fcall("inner", map[string]any{"request": "x"})), text("ok")),
+		Tools: []tool.Tool{&engine.AgentTool{Agent: inner}}})
+	r, svc := mustRunner(t, root)
+	evs := mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxLLMCalls: -1, MaxEvents: -1})
+	if got := evs[1].FunctionResponses(); len(got) != 1 || jsonOf(got[0].Response) != `{"result":"done"}` {
+		t.Errorf("agent tool answered %s, want done", eventsJSON(evs[1:2]))
+	}
+	if n.Load() != engine.DefaultMaxLLMCalls+1 {
+		t.Errorf("nested steps = %d", n.Load())
+	}
+}
+
+// A model response asking for thousands of calls ran them all at once: a
+// goroutine, a Wasm instance's turn and a held result each (up to a
+// module's max_output_bytes), stored together as one event.
+func TestMaxFunctionCalls(t *testing.T) {
+	t.Parallel()
+	many := func(n int) *model.Response {
+		var fcs []*genai.FunctionCall
+		for range n {
+			fcs = append(fcs, fcall("step", nil))
+		}
+		return calls(fcs...)
+	}
+	for _, tc := range []struct {
+		name        string
+		calls, max  int
+		wantLimit   int
+		wantRunning int64
+	}{
+		{"over the limit", 5, 4, 4, 0},
+		{"at the limit", 4, 4, 0, 4},
+		{"over the default", engine.DefaultMaxFunctionCalls + 1, 0, engine.DefaultMaxFunctionCalls, 0},
+		{"no limit", engine.DefaultMaxFunctionCalls + 1, -1, 0, engine.DefaultMaxFunctionCalls + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var ran atomic.Int64
+			m := scripted.New("m", many(tc.calls), text("done"))
+			r, svc := mustRunner(t, newLlm(t, engine.LlmAgentConfig{Name: "a", Model: m, Tools: []tool.Tool{stepTool(t, &ran)}}))
+			evs, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxFunctionCalls: tc.max})
+			if ran.Load() != tc.wantRunning {
+				t.Errorf("%d calls ran, want %d", ran.Load(), tc.wantRunning)
+			}
+			if tc.wantLimit == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var te *engine.TooManyFunctionCallsError
+			if !errors.As(err, &te) || te.Limit != tc.wantLimit || te.Calls != tc.calls || !strings.Contains(err.Error(), "none was run") {
+				t.Fatalf("err = %v, want a TooManyFunctionCallsError", err)
+			}
+			// The response is not stored: a call without its response
+			// would break the next request's history. The failure is.
+			for _, ev := range evs {
+				if len(ev.FunctionCalls()) > 0 {
+					t.Errorf("a call event was yielded: %s", eventsJSON([]*session.Event{ev}))
+				}
+			}
+			if len(evs) != 1 || evs[0].ErrorMessage == "" {
+				t.Errorf("events:%s, want the error event", eventsJSON(evs))
+			}
+		})
+	}
+}
