@@ -35,6 +35,10 @@ type DirectToolCall struct {
 	// InvocationID is the id of the call's invocation; empty means a new
 	// "e-<uuid>". Callers that track invocations in a plugin set it.
 	InvocationID string
+	// Limits holds the bounds of the call's invocation (MaxLLMCalls,
+	// MaxEvents, MaxFunctionCalls), which agents the tool runs (AgentTool)
+	// count against; its other fields are not used.
+	Limits RunConfig
 }
 
 // DirectToolResult is what Runner.CallTool stored.
@@ -114,7 +118,8 @@ func (r *Runner) CallTool(ctx context.Context, call DirectToolCall) (*DirectTool
 	inv := &invocation{
 		id: cmp.Or(call.InvocationID, newInvocationID()), appName: r.cfg.AppName, session: sess,
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, memory: r.cfg.Memory, plugins: r.cfg.Plugins,
-		config: RunConfig{CustomMetadata: call.CustomMetadata}.resolved(), tree: r.tree, contents: r.contents, log: r.cfg.Logger,
+		config: RunConfig{CustomMetadata: call.CustomMetadata, MaxLLMCalls: call.Limits.MaxLLMCalls,
+			MaxEvents: call.Limits.MaxEvents, MaxFunctionCalls: call.Limits.MaxFunctionCalls}.resolved(), tree: r.tree, contents: r.contents, log: r.cfg.Logger,
 		states: newAgentStates(), firstEvent: len(sess.Events()),
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: la, ended: new(atomic.Bool)}

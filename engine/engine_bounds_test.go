@@ -49,7 +49,7 @@ func TestMaxEvents(t *testing.T) {
 		r, svc := mustRunner(t, looping("a"))
 		evs, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxEvents: 7})
 		var le *engine.EventsLimitExceededError
-		if !errors.As(err, &le) || le.Limit != 7 || le.Agent != "a" || !strings.Contains(err.Error(), "limit of 7 events (RunConfig.MaxEvents") {
+		if !errors.As(err, &le) || le.Limit != 7 || le.Agent != "a" || !strings.Contains(err.Error(), "limit of 7 events (RunConfig.MaxEvents, adkhost serve --max-events") {
 			t.Fatalf("err = %v, want an EventsLimitExceededError of 7", err)
 		}
 		if len(evs) != 7 {

@@ -63,7 +63,7 @@ type EventsLimitExceededError struct {
 }
 
 func (e *EventsLimitExceededError) Error() string {
-	return fmt.Sprintf("the invocation stopped at its limit of %d events (RunConfig.MaxEvents, counting those of agents run as tools) before storing one more of %q: an agent may be looping without calling the model (a callback answering for it, a LoopAgent of agents that never escalate); bound the loop with max_iterations, or raise the limit", e.Limit, e.Agent)
+	return fmt.Sprintf("the invocation stopped at its limit of %d events (RunConfig.MaxEvents, adkhost serve --max-events; those of agents run as tools count too) before storing one more of %q: an agent may be looping without calling the model (a callback answering for it, a LoopAgent of agents that never escalate); bound the loop with max_iterations, or raise the limit", e.Limit, e.Agent)
 }
 
 // TooManyFunctionCallsError fails the step of a model response asking for
@@ -74,7 +74,7 @@ type TooManyFunctionCallsError struct {
 }
 
 func (e *TooManyFunctionCallsError) Error() string {
-	return fmt.Sprintf("agent %q: the model response asks for %d function calls, over the limit of %d in one response (RunConfig.MaxFunctionCalls); none was run: have the model call fewer tools at once, or raise the limit", e.Agent, e.Calls, e.Limit)
+	return fmt.Sprintf("agent %q: the model response asks for %d function calls, over the limit of %d in one response (RunConfig.MaxFunctionCalls, adkhost serve --max-function-calls); none was run: have the model call fewer tools at once, or raise the limit", e.Agent, e.Calls, e.Limit)
 }
 
 // ErrorCoder is implemented by errors that name the error_code of the error

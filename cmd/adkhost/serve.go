@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/host/appdef"
 	"github.com/adkhost/adkhost/host/server"
@@ -88,12 +89,35 @@ func newServe() *cobra.Command {
 	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "longest one write of an answer (an SSE event) may wait for the client to read it; a run may take longer")
 	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "longest a kept-alive connection stays open between requests")
 	fl.IntVar(&f.limits.MaxRuns, "max-runs", server.DefaultMaxRuns, "runs in flight at once (/run and /run_sse, an SSE run for its whole stream), all apps together; more are refused with 503 and Retry-After before their body is read")
+	fl.IntVar(&f.limits.MaxLLMCalls, "max-llm-calls", defaultMaxLLMCalls(), "model calls of one run (google-adk's --max_llm_calls; an agent tool's run counts its own); 0 or less: no limit; env ADK_MAX_LLM_CALLS, as google-adk")
+	fl.IntVar(&f.limits.MaxEvents, "max-events", engine.DefaultMaxEvents, "events one run stores, those of its agent tools' runs included (an agent looping without calling the model stops here); 0 or less: no limit")
+	fl.IntVar(&f.limits.MaxFunctionCalls, "max-function-calls", engine.DefaultMaxFunctionCalls, "function calls of one model response; a response asking for more fails its agent's step before any runs; 0 or less: no limit")
 	fl.Int64Var(&f.limits.StateBytes, "max-state-bytes", server.DefaultStateBytes, "largest JSON of each state scope: a session's own state, a user's user: state, an app's app: state; a write (run, PATCH, session creation) that would pass it is refused with 413")
 	return cmd
 }
 
+// defaultMaxLLMCalls is --max-llm-calls' default: ADK_MAX_LLM_CALLS when
+// it is an integer, as google-adk's RunConfig reads it, else google-adk's
+// 500.
+func defaultMaxLLMCalls() int {
+	if n, err := strconv.Atoi(os.Getenv("ADK_MAX_LLM_CALLS")); err == nil {
+		return n
+	}
+	return engine.DefaultMaxLLMCalls
+}
+
+// noLimit maps a flag's "0 or less: no limit" (google-adk's
+// --max_llm_calls) to server.Limits' negative value.
+func noLimit(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
 func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
+	f.limits.MaxLLMCalls, f.limits.MaxEvents, f.limits.MaxFunctionCalls = noLimit(f.limits.MaxLLMCalls), noLimit(f.limits.MaxEvents), noLimit(f.limits.MaxFunctionCalls)
 	log, err := newLogger(cmd, f.logLevel)
 	if err != nil {
 		return err

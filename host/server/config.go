@@ -62,6 +62,13 @@ type Limits struct {
 	// add up to RequestBytes to app state, which every read of every
 	// session of the app loads.
 	StateBytes int64
+	// MaxLLMCalls, MaxEvents and MaxFunctionCalls are each run's
+	// engine.RunConfig bounds of the same names, an MCP tool call's
+	// included: model calls of an invocation (google-adk's max_llm_calls,
+	// default 500), events it stores with those of its agent tools
+	// (default 10,000), function calls of one model response (default
+	// 256). 0 takes the engine's default; a negative value means no limit.
+	MaxLLMCalls, MaxEvents, MaxFunctionCalls int
 }
 
 // Default body limits.

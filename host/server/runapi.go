@@ -139,8 +139,10 @@ func (s *Server) startRun(c echo.Context) (*runRequest, *loadedApp, error) {
 }
 
 // runConfig is the engine's RunConfig for a request.
-func runConfig(req *runRequest) engine.RunConfig {
-	cfg := engine.RunConfig{StateDelta: req.StateDelta, CustomMetadata: req.CustomMetadata, InvocationID: req.InvocationID}
+func (s *Server) runConfig(req *runRequest) engine.RunConfig {
+	l := s.cfg.Limits
+	cfg := engine.RunConfig{StateDelta: req.StateDelta, CustomMetadata: req.CustomMetadata, InvocationID: req.InvocationID,
+		MaxLLMCalls: l.MaxLLMCalls, MaxEvents: l.MaxEvents, MaxFunctionCalls: l.MaxFunctionCalls}
 	if req.Streaming {
 		cfg.StreamingMode = engine.StreamingModeSSE
 	}
@@ -192,7 +194,7 @@ func (s *Server) run(c echo.Context) error {
 	}
 	defer la.release()
 	events := []*session.Event{}
-	err = s.runObserved(c, req, la, runConfig(req), func(ev *session.Event) bool {
+	err = s.runObserved(c, req, la, s.runConfig(req), func(ev *session.Event) bool {
 		events = append(events, ev)
 		return true
 	})

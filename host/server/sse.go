@@ -68,7 +68,7 @@ func (s *Server) runSSE(c echo.Context) error {
 		w.Flush()
 		return true
 	}
-	runErr := s.runObserved(c, req, la, runConfig(req), func(ev *session.Event) bool {
+	runErr := s.runObserved(c, req, la, s.runConfig(req), func(ev *session.Event) bool {
 		for _, e := range splitArtifactEvent(ev, req.FunctionCallEventID != "") {
 			if !send(e) {
 				return false

@@ -1,0 +1,39 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/adkhost/adkhost/host/server"
+)
+
+// A run's engine bounds come from the server's Limits (--max-llm-calls,
+// --max-events, --max-function-calls). An app whose scripted model asks
+// for a call the agent does not have, again and again, looped until
+// max_llm_calls; one asking for thousands of calls in one answer ran them
+// all at once.
+func TestRunEngineBounds(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{limits: server.Limits{MaxFunctionCalls: 2, MaxEvents: 5, MaxLLMCalls: -1}})
+	root := "name: looper\nmodel: scripted\ninstruction: Loop.\n"
+	script := "rules:\n" +
+		"  - when: {user_contains: many}\n    respond: {function_calls: [{name: a}, {name: b}, {name: c}]}\n" +
+		"  - respond: {function_calls: [{name: nope}]}\n"
+	h.must(http.StatusCreated)(h.putBundle("looper", map[string]string{"root_agent.yaml": root, "scripted_model.yaml": script}))
+	h.must(http.StatusOK)(h.do("POST", "/apps/looper/users/u/sessions/s1", map[string]any{}))
+	h.must(http.StatusOK)(h.do("POST", "/apps/looper/users/u/sessions/s2", map[string]any{}))
+
+	st, body := h.do("POST", "/run", runBody("looper", "u", "s1", "many calls"))
+	if st != http.StatusInternalServerError || !strings.Contains(string(body), "asks for 3 function calls, over the limit of 2 in one response") || !strings.Contains(string(body), "--max-function-calls") {
+		t.Errorf("many calls: %d %s", st, body)
+	}
+	st, body = h.do("POST", "/run", runBody("looper", "u", "s2", "loop"))
+	if st != http.StatusInternalServerError || !strings.Contains(string(body), "limit of 5 events") || !strings.Contains(string(body), "--max-events") {
+		t.Errorf("loop: %d %s", st, body)
+	}
+	// The user's message and the 5 events the bound let through.
+	sess := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/looper/users/u/sessions/s2", nil)))
+	if evs, _ := sess["events"].([]any); len(evs) != 6 {
+		t.Errorf("stored %d events, want 6", len(evs))
+	}
+}
