@@ -88,7 +88,7 @@ func newServe() *cobra.Command {
 	fl.DurationVar(&f.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "longest a client may take to send a request body (a module upload included)")
 	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "longest one write of an answer (an SSE event) may wait for the client to read it; a run may take longer")
 	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "longest a kept-alive connection stays open between requests")
-	fl.IntVar(&f.limits.MaxRuns, "max-runs", server.DefaultMaxRuns, "runs in flight at once (/run and /run_sse, an SSE run for its whole stream), all apps together; more are refused with 503 and Retry-After before their body is read")
+	fl.IntVar(&f.limits.MaxRuns, "max-runs", server.DefaultMaxRuns, "runs in flight at once (/run and /run_sse, an SSE run for its whole stream, an MCP tool call), all apps together; more are refused with 503 and Retry-After before their body is read")
 	fl.IntVar(&f.limits.MaxLLMCalls, "max-llm-calls", defaultMaxLLMCalls(), "model calls of one run (google-adk's --max_llm_calls; an agent tool's run counts its own); 0 or less: no limit; env ADK_MAX_LLM_CALLS, as google-adk")
 	fl.IntVar(&f.limits.MaxEvents, "max-events", engine.DefaultMaxEvents, "events one run stores, those of its agent tools' runs included (an agent looping without calling the model stops here); 0 or less: no limit")
 	fl.IntVar(&f.limits.MaxFunctionCalls, "max-function-calls", engine.DefaultMaxFunctionCalls, "function calls of one model response; a response asking for more fails its agent's step before any runs; 0 or less: no limit")

@@ -49,8 +49,8 @@ type Limits struct {
 	// requests (default 2 minutes).
 	IdleTimeout time.Duration
 	// MaxRuns bounds the runs in flight, all apps together: /run and
-	// /run_sse requests, an SSE run for as long as its stream lasts
-	// (default DefaultMaxRuns). A run past it is refused with 503 and
+	// /run_sse requests, an SSE run for as long as its stream lasts, and
+	// MCP tool calls while they run (default DefaultMaxRuns). A run past it is refused with 503 and
 	// Retry-After before its body is read, so a burst of clients cannot
 	// hold a request body and a run's memory each without end.
 	MaxRuns int

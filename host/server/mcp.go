@@ -568,6 +568,14 @@ func (s *Server) mcpToolHandler(a *mcpApp, tool string) mcp.ToolHandler {
 			return nil, err
 		}
 		defer unlock()
+		// A tool call is a run: it counts against --max-runs with /run and
+		// /run_sse (the 16 calls an MCP session may queue wait on its lock,
+		// not here; one runs at a time).
+		release, ok := s.takeRunSlot()
+		if !ok {
+			return nil, &jsonrpc.Error{Code: mcpCodeBusy, Message: s.tooManyRuns()}
+		}
+		defer release()
 		la := s.apps.acquire(app)
 		if la == nil {
 			return nil, fmt.Errorf("app %q is no longer served", app)

@@ -1,14 +1,19 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/adkhost/adkhost/host/server"
 )
 
 // mcpRaw speaks MCP to h's /mcp/tools by hand: it initializes a session
@@ -164,5 +169,52 @@ func TestMCPErrorsAreJSONRPC(t *testing.T) {
 	h.must(http.StatusNoContent)(h.do("DELETE", "/mcp/tools", "", append(append([]string{}, hdr[:len(hdr)-2]...), "Mcp-Session-Id", cs.ID())...))
 	if _, err := cs.ListTools(t.Context(), nil); !errors.Is(err, mcp.ErrSessionMissing) {
 		t.Errorf("a call in a deleted session: %v, want ErrSessionMissing", err)
+	}
+}
+
+// An MCP tool call is a run: it counts against --max-runs with /run and
+// /run_sse. MCP calls were not counted, so --mcp-max-sessions sessions
+// each running a call added up to 1024 runs past the bound. Past it a call
+// is the JSON-RPC error -32000 naming the bound, and a /run while the MCP
+// call holds the only slot is refused as usual.
+func TestMCPToolCallsCountAgainstMaxRuns(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken, limits: server.Limits{MaxRuns: 1}})
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/counter", counterWasm(t)))
+	h.must(http.StatusCreated)(h.putBundle("tools", counterApp("add", "spin")))
+	spinning, err := h.mcpConnect(t, "tools", runToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spinning.Close()
+	other, err := h.mcpConnect(t, "tools", runToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		spinning.CallTool(context.Background(), &mcp.CallToolParams{Name: "spin", Arguments: map[string]any{}})
+	}()
+	// The spin holds the slot until the sandbox stops it (1.5 s).
+	for !strings.Contains(string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil))), "adkhost_runs_in_flight 1\n") {
+		select {
+		case <-done:
+			t.Fatal("the spin ended before another call could be refused")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	_, err = other.CallTool(context.Background(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"n": 1}})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != -32000 || !strings.Contains(je.Message, "too many runs in flight: the server runs at most 1 at once (--max-runs") {
+		t.Errorf("a second call: err = %v, want JSON-RPC error -32000 naming --max-runs", err)
+	}
+	if st, body := h.do("POST", "/run", runBody("tools", "u", "s", "hi"), "Authorization", "Bearer "+runToken); st != http.StatusServiceUnavailable {
+		t.Errorf("/run during the MCP call: %d %s, want 503", st, body)
+	}
+	<-done
+	// The slot is free again.
+	if res := callTool(t, other, "add", map[string]any{"n": 1}); res.IsError {
+		t.Errorf("after the spin: %s", resultText(res))
 	}
 }

@@ -82,11 +82,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.runsRefused = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "adkhost_runs_refused_total", Help: "Runs refused with 503 because Limits.MaxRuns (--max-runs) were in flight.",
+		Name: "adkhost_runs_refused_total", Help: "Runs (and MCP tool calls) refused because Limits.MaxRuns (--max-runs) were in flight.",
 	})
 	for _, c := range []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "adkhost_runs_in_flight", Help: "Runs in flight, all apps together, SSE streams for their whole life (at most Limits.MaxRuns).",
+			Name: "adkhost_runs_in_flight", Help: "Runs in flight, all apps together, SSE streams for their whole life and MCP tool calls included (at most Limits.MaxRuns).",
 		}, func() float64 { return float64(len(s.runSlots)) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "adkhost_runs_max", Help: "The bound on runs in flight (Limits.MaxRuns, --max-runs).",
@@ -227,10 +227,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 // it will not use.
 func (s *Server) runSlot(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		select {
-		case s.runSlots <- struct{}{}:
-		default:
-			s.runsRefused.Inc()
+		release, ok := s.takeRunSlot()
+		if !ok {
 			n := cap(s.runSlots)
 			h := c.Response().Header()
 			h.Set("Retry-After", "1")
@@ -242,11 +240,29 @@ func (s *Server) runSlot(next echo.HandlerFunc) echo.HandlerFunc {
 			// every 5xx as an error, and a burst shed is not one (the
 			// refusals are counted in /metrics).
 			status, body := errorBody(&apiError{Status: http.StatusServiceUnavailable,
-				Msg:   fmt.Sprintf("too many runs in flight: the server runs at most %d at once (--max-runs, server.Config.Limits.MaxRuns); retry after a second, or raise the bound", n),
+				Msg:   s.tooManyRuns(),
 				Extra: map[string]any{"limit": "max_runs", "max_runs": n}})
 			return c.JSON(status, body)
 		}
-		defer func() { <-s.runSlots }()
+		defer release()
 		return next(c)
 	}
+}
+
+// takeRunSlot takes one of Limits.MaxRuns slots without waiting, for a
+// /run, a /run_sse stream or an MCP tool call; ok false (counted in
+// adkhost_runs_refused_total) when all are taken.
+func (s *Server) takeRunSlot() (release func(), ok bool) {
+	select {
+	case s.runSlots <- struct{}{}:
+		return func() { <-s.runSlots }, true
+	default:
+		s.runsRefused.Inc()
+		return nil, false
+	}
+}
+
+// tooManyRuns is the refusal's message.
+func (s *Server) tooManyRuns() string {
+	return fmt.Sprintf("too many runs in flight: the server runs at most %d at once (--max-runs, server.Config.Limits.MaxRuns); retry after a second, or raise the bound", cap(s.runSlots))
 }
