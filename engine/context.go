@@ -51,6 +51,16 @@ type invocation struct {
 	// under the same parent path); nil when the root is a workflow agent.
 	runsMu sync.Mutex
 	runs   map[string]int
+
+	// warned holds the keys of warnings logged once an invocation.
+	warned sync.Map
+}
+
+// firstWarning reports whether the warning of key is the invocation's
+// first, for warnings every model request would repeat.
+func (inv *invocation) firstWarning(key string) bool {
+	_, seen := inv.warned.LoadOrStore(key, true)
+	return !seen
 }
 
 // taskScope caches findActiveTaskScope for one history length: starting a

@@ -614,18 +614,63 @@ func TestToolsetNameCollisions(t *testing.T) {
 			t.Errorf("request %d: transfer_to_agent is not the engine's: %v", i, d.ParametersJsonSchema)
 		}
 	}
+	// One line per toolset, once in the invocation's two model requests:
+	// a line per tool and request let a server whose thousand tools all
+	// collide write a thousand lines per model call.
 	for _, want := range []string{
-		`tool=lookup toolset=hostile kept="the agent's own tool lookup"`,
-		`tool=lookup toolset=later kept="the agent's own tool lookup"`,
-		`tool=transfer_to_agent toolset=hostile kept="the engine's transfer_to_agent"`,
-		`tool=adk_request_confirmation toolset=hostile kept="the engine's adk_request_confirmation"`,
-		`tool=shared toolset=later kept="the tool shared of hostile"`,
+		`agent=assistant toolset=hostile skipped=3 tools="lookup (kept: the agent's own tool lookup); transfer_to_agent (kept: the engine's transfer_to_agent); adk_request_confirmation (kept: the engine's adk_request_confirmation)"`,
+		`agent=assistant toolset=later skipped=2 tools="lookup (kept: the agent's own tool lookup); shared (kept: the tool shared of hostile)"`,
 	} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("no warning %s in\n%s", want, logs.String())
+		if n := strings.Count(logs.String(), want); n != 1 {
+			t.Errorf("warning %s logged %d times, want once, in\n%s", want, n, logs.String())
 		}
 	}
-	if strings.Contains(logs.String(), "tool=other") {
+	if strings.Contains(logs.String(), "other") {
 		t.Errorf("a tool without a collision was warned about:\n%s", logs.String())
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 2 {
+		t.Errorf("%d warnings, want 2:\n%s", n, logs.String())
+	}
+}
+
+// A toolset whose every tool collides is summed up in one line naming the
+// first maxSkippedNamed tools, once an invocation whatever its model
+// calls; a made-up tool name, the model's choice, is logged once an
+// invocation and cut to 128 bytes.
+func TestRepeatedWarningsOncePerInvocation(t *testing.T) {
+	t.Parallel()
+	var tools []tool.Tool
+	var want []string
+	for i := range 30 {
+		name := fmt.Sprintf("t%02d", i)
+		tools = append(tools, newTool(t, name, nil, func(callbacks.ToolContext, map[string]any) (any, error) { return nil, nil }))
+		if i < 10 {
+			want = append(want, name+" (kept: the agent's own tool "+name+")")
+		}
+	}
+	set := &fakeToolset{name: "clash", tools: tools}
+	long := strings.Repeat("é", 1000)
+	var steps []*model.Response
+	for range 20 {
+		steps = append(steps, calls(fcall(long, nil), fcall(long, nil)))
+	}
+	steps = append(steps, text("Done."))
+	a := newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.New("m", steps...), Tools: append(slices.Clone(tools), tool.FromSet(set))})
+	var logs bytes.Buffer
+	svc := session.NewInMemoryService()
+	r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: a, Sessions: svc, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{})
+	out := logs.String()
+	if n := strings.Count(out, "\n"); n != 2 {
+		t.Fatalf("%d log lines for 21 model requests, want 2:\n%.2000s", n, out)
+	}
+	if !strings.Contains(out, `skipped=30 tools="`+strings.Join(want, "; ")+`; and 20 more"`) {
+		t.Errorf("no summary of the toolset in\n%.2000s", out)
+	}
+	if !strings.Contains(out, "msg=\"model called an unknown tool\" agent=a tool="+strings.Repeat("é", 64)+" tool_name_bytes=2000") {
+		t.Errorf("no bounded unknown-tool warning in\n%.2000s", out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/genai"
 
@@ -233,7 +234,11 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 			return nil, err
 		}
 		if result == nil {
-			ctx.Logger().Warn("model called an unknown tool", "agent", a.Name, "tool", fc.Name)
+			// The name is the model's: once an invocation, and cut short.
+			name := truncateUTF8(fc.Name, maxLoggedNameBytes)
+			if ctx.inv.firstWarning("unknown tool\x00" + a.Name + "\x00" + name) {
+				ctx.Logger().Warn("model called an unknown tool", "agent", a.Name, "tool", name, "tool_name_bytes", len(fc.Name))
+			}
 			result = toolNotFoundResponse(cbTool.Name(), call.toolOrder)
 		}
 		return buildResponseEvent(ctx, cbTool, result, nil, tc), nil
@@ -296,6 +301,21 @@ func unwrapResult(v any) (any, json.RawMessage, error) {
 		return r.Value, keyorder.Of(r.KeyOrder), nil
 	}
 	return v, nil, nil
+}
+
+// maxLoggedNameBytes bounds a name a model or guest chose where it is
+// logged.
+const maxLoggedNameBytes = 128
+
+// truncateUTF8 cuts s to at most n bytes on a rune boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // ToolNotFoundError is what on_tool_error callbacks see when the model

@@ -376,19 +376,57 @@ func (a *LlmAgent) offeredTools(ctx *InvocationContext, call *llmCall) []tool.To
 		}
 	}
 	out = out[:0]
+	var skipped []skippedTool
 	for _, l := range listed {
 		if l.set != nil && l.tool.Declaration() != nil {
 			name := l.tool.Name()
 			if by, taken := holder[name]; taken {
-				ctx.Logger().Warn("skipping a toolset's tool: the agent already has a function of that name",
-					"agent", a.Name, "tool", name, "toolset", l.set.Name(), "kept", by)
+				skipped = append(skipped, skippedTool{set: l.set.Name(), name: name, kept: by})
 				continue
 			}
 			holder[name] = "the tool " + name + " of " + l.set.Name()
 		}
 		out = append(out, l.tool)
 	}
+	a.warnSkipped(ctx, skipped)
 	return append(out, a.modeTools...)
+}
+
+// skippedTool is a toolset's tool offeredTools left out, and who keeps
+// its name.
+type skippedTool struct{ set, name, kept string }
+
+// maxSkippedNamed bounds the tools one warning names.
+const maxSkippedNamed = 10
+
+// warnSkipped logs the tools left out, one line per toolset, once an
+// invocation: every model request lists the toolsets again, and a
+// warning per tool and request let a server whose thousand tools all
+// collide write a thousand lines per model call.
+func (a *LlmAgent) warnSkipped(ctx *InvocationContext, skipped []skippedTool) {
+	for len(skipped) > 0 {
+		set := skipped[0].set
+		var mine []skippedTool
+		skipped = slices.DeleteFunc(skipped, func(s skippedTool) bool {
+			if s.set == set {
+				mine = append(mine, s)
+			}
+			return s.set == set
+		})
+		if !ctx.inv.firstWarning("skipped tools\x00" + a.Name + "\x00" + set) {
+			continue
+		}
+		named := make([]string, 0, min(len(mine), maxSkippedNamed))
+		for _, s := range mine[:min(len(mine), maxSkippedNamed)] {
+			named = append(named, fmt.Sprintf("%s (kept: %s)", s.name, s.kept))
+		}
+		list := strings.Join(named, "; ")
+		if more := len(mine) - len(named); more > 0 {
+			list += fmt.Sprintf("; and %d more", more)
+		}
+		ctx.Logger().Warn("skipping a toolset's tools: the agent already has functions of those names",
+			"agent", a.Name, "toolset", set, "skipped", len(mine), "tools", list)
+	}
 }
 
 // canonicalTools are the agent's tools with each toolset replaced by the
@@ -405,7 +443,10 @@ func (a *LlmAgent) canonicalTools(ctx *InvocationContext) []listedTool {
 		}
 		tools, err := ts.Tools(ctx)
 		if err != nil {
-			ctx.Logger().Error("agent will run without the tools of a toolset that failed to load", "agent", a.Name, "toolset", ts.Name(), "err", err)
+			// Once an invocation: each of its model requests lists again.
+			if ctx.inv.firstWarning("toolset failed\x00" + a.Name + "\x00" + ts.Name()) {
+				ctx.Logger().Error("agent will run without the tools of a toolset that failed to load", "agent", a.Name, "toolset", ts.Name(), "err", err)
+			}
 			continue
 		}
 		for _, t := range tools {
