@@ -146,6 +146,22 @@ func agentCallbackEvent(ctx *InvocationContext, endOnContent bool, chain func(ca
 	return nil, nil
 }
 
+// Bounds on an agent tree, beyond google-adk's (an identifier other than
+// "user", unique in the tree). An agent's name is in every event it
+// authors, in each event's node path with its ancestors' names, and in
+// the branch of each event under a ParallelAgent: a 1 MiB name made every
+// event of its agent a megabyte. Real names are a few words; a function
+// name a model takes (an AgentTool's is its agent's) is 64 bytes at most.
+const (
+	// MaxAgentNameBytes bounds an agent's name.
+	MaxAgentNameBytes = 128
+	// MaxAgentDepth bounds the nesting of agents: sub-agents below the
+	// root, and the runs of agents called as tools (AgentTool) inside
+	// each other's, where an agent tool wrapping one of its callers
+	// recursed until the stack ran out.
+	MaxAgentDepth = 32
+)
+
 // tree indexes an agent tree once, so agents never need parent pointers.
 type tree struct {
 	root   Agent
@@ -155,11 +171,17 @@ type tree struct {
 
 func newTree(root Agent) (*tree, error) {
 	t := &tree{root: root, byName: map[string]Agent{}, parent: map[Agent]Agent{}}
-	var walk func(a, parent Agent) error
-	walk = func(a, parent Agent) error {
+	var walk func(a, parent Agent, depth int) error
+	walk = func(a, parent Agent, depth int) error {
 		info := a.Info()
 		if info.Name == "" {
 			return fmt.Errorf("agent tree: an agent has no name")
+		}
+		if len(info.Name) > MaxAgentNameBytes {
+			return fmt.Errorf("agent tree: an agent's name is %d bytes (%.32q...), over the limit of %d: name it in a few words", len(info.Name), info.Name, MaxAgentNameBytes)
+		}
+		if depth > MaxAgentDepth {
+			return fmt.Errorf("agent tree: agent %q is %d levels below the root, over the limit of %d: flatten the tree", info.Name, depth, MaxAgentDepth)
 		}
 		if info.Name == "user" {
 			return fmt.Errorf("agent tree: %q is reserved for the user's events", info.Name)
@@ -172,13 +194,13 @@ func newTree(root Agent) (*tree, error) {
 			t.parent[a] = parent
 		}
 		for _, sub := range info.SubAgents {
-			if err := walk(sub, a); err != nil {
+			if err := walk(sub, a, depth+1); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(root, nil); err != nil {
+	if err := walk(root, nil, 0); err != nil {
 		return nil, err
 	}
 	return t, nil

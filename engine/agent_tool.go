@@ -66,6 +66,9 @@ func (t *AgentTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, er
 		request = string(b)
 	}
 	inv := tc.inv
+	if inv.config.nesting >= MaxAgentDepth {
+		return nil, fmt.Errorf("AgentTool %q: agents run as tools inside each other more than %d deep (an agent tool whose agent calls it again?): make the agents that call each other sub-agents, or break the cycle", t.Name(), MaxAgentDepth)
+	}
 	var plugins []callbacks.Plugin
 	if !t.ExcludePlugins {
 		plugins = inv.plugins
@@ -93,6 +96,7 @@ func (t *AgentTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, er
 		return nil, fmt.Errorf("AgentTool %q: %w", t.Name(), err)
 	}
 	cfg := inv.config
+	cfg.nesting++
 	cfg.StreamingMode, cfg.InvocationID, cfg.StateDelta = StreamingModeNone, "", nil
 	msg := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: request}}}
 

@@ -7,6 +7,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -190,5 +191,62 @@ func TestMaxFunctionCalls(t *testing.T) {
 				t.Errorf("events:%s, want the error event", eventsJSON(evs))
 			}
 		})
+	}
+}
+
+// An agent's name is in every event it authors and in every node path
+// below it: a 1 MiB name made each event a megabyte. Names and the depth
+// of the tree are bounded when the runner is made.
+func TestAgentTreeBounds(t *testing.T) {
+	t.Parallel()
+	m := scripted.FromSteps("m")
+	mk := func(name string, subs ...engine.Agent) engine.Agent {
+		a, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: name, Model: m, SubAgents: subs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	chain := func(depth int) engine.Agent {
+		a := mk(fmt.Sprintf("a%d", depth))
+		for i := depth - 1; i >= 0; i-- {
+			a = mk(fmt.Sprintf("a%d", i), a)
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name string
+		root engine.Agent
+		want string
+	}{
+		{"long name", mk(strings.Repeat("n", engine.MaxAgentNameBytes+1)), "an agent's name is 129 bytes"},
+		{"name at the limit", mk(strings.Repeat("n", engine.MaxAgentNameBytes)), ""},
+		{"deep tree", chain(engine.MaxAgentDepth + 1), `agent "a33" is 33 levels below the root, over the limit of 32`},
+		{"tree at the limit", chain(engine.MaxAgentDepth), ""},
+	} {
+		_, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: tc.root, Sessions: session.NewInMemoryService()})
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// An agent tool whose agent calls the tool again (the engine's API lets a
+// tool wrap one of its callers) nested runs until the stack ran out, or,
+// without an events limit, for good. The nesting stops at MaxAgentDepth.
+func TestAgentToolNestingBounded(t *testing.T) {
+	t.Parallel()
+	// Named like the agent it will wrap, which needs the tool to be made.
+	self := &engine.AgentTool{Agent: newSeq(t, "again")}
+	m, err := scripted.NewReactive("m", scripted.Rule{Respond: scripted.ResponseSpec{FunctionCalls: []scripted.FunctionCallSpec{{Name: "again", Args: map[string]any{"request": "x"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := newLlm(t, engine.LlmAgentConfig{Name: "again", Model: m, Tools: []tool.Tool{self}})
+	self.Agent = again
+	r, svc := mustRunner(t, again)
+	_, err = run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxEvents: -1})
+	if err == nil || !strings.Contains(err.Error(), `AgentTool "again": agents run as tools inside each other more than 32 deep`) {
+		t.Fatalf("err = %v, want the nesting bound", err)
 	}
 }

@@ -88,6 +88,8 @@ type RunConfig struct {
 	// invocation and the runs of its agent tools (which copy its
 	// RunConfig); nil until the invocation starts.
 	events *atomic.Int64
+	// nesting is how many agent tool runs this run is inside.
+	nesting int
 }
 
 // RunnerConfig configures NewRunner.

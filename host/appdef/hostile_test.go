@@ -53,6 +53,23 @@ func TestHostileDefinitions(t *testing.T) {
 		aliasChain += fmt.Sprintf("    a%d: &a%d [*a%d, *a%d]\n", i, i, i-1, i-1)
 	}
 	manyAliases := "name: a\nmodel: m\ninstruction: &i x\ndescription: [" + strings.Repeat("*i, ", 150) + "*i]\n"
+	// A chain of 34 agents, each the sub-agent (or agent tool) of the last.
+	deep := map[string][]byte{}
+	for i := range 34 {
+		name := fmt.Sprintf("d%d.yaml", i)
+		if i == 0 {
+			name = "root_agent.yaml"
+		}
+		body := fmt.Sprintf("name: d%d\nmodel: m\ninstruction: x\n", i)
+		switch {
+		case i == 33:
+		case i%2 == 0:
+			body += fmt.Sprintf("sub_agents:\n  - config_path: d%d.yaml\n", i+1)
+		default:
+			body += fmt.Sprintf("tools:\n  - {name: AgentTool, args: {agent: {config_path: d%d.yaml}}}\n", i+1)
+		}
+		deep[name] = []byte(body)
+	}
 	for _, tc := range []struct {
 		name string
 		fs   map[string][]byte
@@ -70,6 +87,14 @@ func TestHostileDefinitions(t *testing.T) {
 			"aliases may not nest"},
 		{"too many aliases", map[string][]byte{"root_agent.yaml": []byte(manyAliases)},
 			"too many YAML aliases (151; at most 100)"},
+		// Every event of an agent carries its name, and each event's node
+		// path its ancestors' names: a 1 MiB name made each a megabyte.
+		{"agent name of 100,000 bytes", map[string][]byte{"root_agent.yaml": []byte("name: " + strings.Repeat("a", 100000) + "\nmodel: m\ninstruction: x\n")},
+			"root_agent.yaml:1:7: name: agent name of 100000 bytes, over the limit of 128"},
+		{"model name of 100,000 bytes", map[string][]byte{"root_agent.yaml": []byte("name: a\nmodel: openai/" + strings.Repeat("m", 100000) + "\ninstruction: x\n")},
+			"root_agent.yaml:2:8: model: model name of 100007 bytes, over the limit of 256"},
+		{"agents 33 levels deep", deep,
+			"d32.yaml:5:"},
 		// Not hostile, but misread: goccy/go-yaml gives key "user" here,
 		// YAML 1.2 and google-adk's PyYAML the key "user:plan".
 		{"prefixed key in a flow mapping", map[string][]byte{"root_agent.yaml": []byte("name: a\nmodel: m\ninstruction: x\ngenerate_content_config: {labels: {user:plan: basic}}\n")},

@@ -29,6 +29,7 @@ type loader struct {
 	errs     []error
 	dropped  int            // errors past maxErrors
 	stack    []string       // files being parsed, for cycles
+	depth    int            // agents being parsed, AgentTools' included
 	used     map[string]val // files already used as an agent's config, by the reference
 	warnings []string
 	agents   int

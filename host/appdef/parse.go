@@ -33,6 +33,10 @@ func (l *loader) loadAgentFile(file string, via val) *agentSpec {
 		return nil
 	}
 	l.used[file] = via
+	if l.depth > engine.MaxAgentDepth {
+		l.add(via.errf("agents nest more than %d levels deep here, counting sub_agents and AgentTool configs from the root agent's; flatten the tree", engine.MaxAgentDepth))
+		return nil
+	}
 	if l.agents++; l.agents > maxAgents {
 		if l.agents == maxAgents+1 {
 			l.add(via.errf("more than %d agents in one definition", maxAgents))
@@ -63,7 +67,8 @@ func (l *loader) loadAgentFile(file string, via val) *agentSpec {
 		return nil
 	}
 	l.stack = append(l.stack, file)
-	defer func() { l.stack = l.stack[:len(l.stack)-1] }()
+	l.depth++
+	defer func() { l.stack, l.depth = l.stack[:len(l.stack)-1], l.depth-1 }()
 	return l.parseAgent(root, via.n == nil)
 }
 
@@ -139,6 +144,11 @@ func (l *loader) parseField(a *agentSpec, e entry) {
 			l.add(v.errf("invalid agent name %q: google-adk wants an identifier (letters, digits, underscores; not starting with a digit) other than \"user\"", s))
 			return
 		}
+		if len(s) > engine.MaxAgentNameBytes {
+			// Every event of the agent carries its name.
+			l.add(v.errf("agent name of %d bytes, over the limit of %d: name it in a few words", len(s), engine.MaxAgentNameBytes))
+			return
+		}
 		a.name = s
 		if prev, dup := l.names[s]; dup {
 			l.add(v.errf("duplicate agent name %q, already used at %s", s, locate(prev)))
@@ -151,6 +161,10 @@ func (l *loader) parseField(a *agentSpec, e entry) {
 		a.subAgents = l.parseSubAgents(v)
 	case "model":
 		if s, ok := l.optStr(v); ok && s != "" {
+			if len(s) > maxModelNameBytes {
+				l.add(v.errf("model name of %d bytes, over the limit of %d", len(s), maxModelNameBytes))
+				return
+			}
 			a.model, a.modelAt = s, v
 		}
 	case "model_code":

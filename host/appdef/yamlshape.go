@@ -17,6 +17,9 @@ const (
 	maxYAMLAliases = 100
 	// maxAgents bounds the agents of one definition.
 	maxAgents = 1000
+	// maxModelNameBytes bounds a model name: the longest, a Vertex AI
+	// endpoint path, stays under 200 bytes.
+	maxModelNameBytes = 256
 	// maxErrors bounds the errors one load reports.
 	maxErrors = 100
 )
