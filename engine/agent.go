@@ -56,7 +56,11 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 			ctx.inv.plugins.OnAgentError(newCallbackContext(ctx, &session.EventActions{}), err)
 			var marked *agentRunError
 			if !errors.As(err, &marked) {
-				err = &agentRunError{agent: info.Name, branch: ctx.branch, nodePath: ctx.nodePath, err: err}
+				author := info.Name
+				if ctx.node != nil {
+					author = ctx.node.eventAuthor()
+				}
+				err = &agentRunError{agent: info.Name, author: author, branch: ctx.branch, nodePath: ctx.nodePath, err: err}
 			}
 			yield(nil, err)
 		}
@@ -110,10 +114,14 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 }
 
 // stampNode gives an event this run's node path and isolation scope
-// unless an inner run has.
+// unless an inner run has, and notes the author of an event of this node
+// run.
 func (c *InvocationContext) stampNode(ev *session.Event) {
 	if c.nodePath != "" && ev.NodeInfo == nil {
 		ev.NodeInfo = &session.NodeInfo{Path: c.nodePath}
+	}
+	if c.node != nil && ev.NodeInfo != nil && ev.NodeInfo.Path == c.nodePath {
+		c.node.setAuthor(ev.Author)
 	}
 	if c.isolationScope != "" && ev.IsolationScope == "" {
 		ev.IsolationScope = c.isolationScope

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,88 @@ func (inv *invocation) nextNodePath(parent, name string) string {
 	return path
 }
 
+// reserveNodePath records every run number of path as handed out under
+// its parent path (google-adk DynamicNodeState.reserve_run_ids), so that a
+// later run of one of its steps is numbered after it.
+func (inv *invocation) reserveNodePath(path string) {
+	inv.runsMu.Lock()
+	defer inv.runsMu.Unlock()
+	parent := ""
+	for step := range strings.SplitSeq(path, "/") {
+		name, run, _ := strings.Cut(step, "@")
+		if n, err := strconv.Atoi(run); err == nil {
+			k := parent + "/" + name
+			inv.runs[k] = max(inv.runs[k], n)
+		}
+		if parent != "" {
+			parent += "/"
+		}
+		parent += step
+	}
+}
+
+// topNodePath is the path of a run of a that google-adk 2.13 starts at the
+// top of the invocation (the agent the turn starts in, or a transfer whose
+// target runs beside the first run): every ancestor of a at run 1, a at
+// its next top-level run. The path is reserved.
+func (inv *invocation) topNodePath(a Agent) string {
+	inv.runsMu.Lock()
+	k := "/" + a.Info().Name
+	inv.runs[k]++
+	path := fmt.Sprintf("%s@%d", a.Info().Name, inv.runs[k])
+	inv.runsMu.Unlock()
+	for cur := inv.tree.parent[a]; cur != nil; cur = inv.tree.parent[cur] {
+		path = cur.Info().Name + "@1/" + path
+	}
+	inv.reserveNodePath(path)
+	return path
+}
+
+// nodeRun is one run of a node in google-adk 2.13's node runtime (its
+// Context): the agent at the node and the run it was started from. The
+// runtime stamps the author of the last event the run yielded on the
+// events it makes itself, such as the error event of a failure; a run
+// that yielded nothing inherits the author its parent run had when it
+// started, and falls back to its own agent's name.
+type nodeRun struct {
+	name   string // "" for the top of the invocation
+	path   string
+	parent *nodeRun
+	mu     sync.Mutex
+	author string
+}
+
+// newNodeRun starts a run of the agent called name under parent.
+func newNodeRun(parent *nodeRun, name, path string) *nodeRun {
+	return &nodeRun{name: name, path: path, parent: parent, author: parent.lastAuthor()}
+}
+
+func (n *nodeRun) lastAuthor() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.author
+}
+
+func (n *nodeRun) setAuthor(author string) {
+	if author == "" {
+		return
+	}
+	n.mu.Lock()
+	n.author = author
+	n.mu.Unlock()
+}
+
+// eventAuthor is the author the runtime gives events of the run itself.
+func (n *nodeRun) eventAuthor() string {
+	if a := n.lastAuthor(); a != "" {
+		return a
+	}
+	return n.name
+}
+
+// isTop reports whether n is the top of the invocation, above the first run.
+func (n *nodeRun) isTop() bool { return n.parent == nil }
+
 // parentNodePath drops the last step of a node path.
 func parentNodePath(path string) string {
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
@@ -124,6 +207,9 @@ type InvocationContext struct {
 	ended  *atomic.Bool
 	// nodePath is the node-runtime path stamped on this run's events.
 	nodePath string
+	// node is the node-runtime run nodePath names; nil without the node
+	// runtime.
+	node *nodeRun
 	// isolationScope confines this run's events and view of the history
 	// to a task delegation (task.go); "" is unscoped.
 	isolationScope string

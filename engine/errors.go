@@ -97,10 +97,11 @@ func (e *TransferError) Error() string     { return e.Message }
 func (e *TransferError) ErrorCode() string { return e.Code }
 
 // agentRunError marks the agent whose run failed first, so the runner can
-// author the error event; it is transparent otherwise.
+// record the error event; it is transparent otherwise. author is the
+// error event's author (nodeRun.eventAuthor).
 type agentRunError struct {
-	agent, branch, nodePath string
-	err                     error
+	agent, author, branch, nodePath string
+	err                             error
 }
 
 func (e *agentRunError) Error() string { return e.err.Error() }

@@ -122,22 +122,35 @@ func (a *LlmAgent) transferTarget(ctx *InvocationContext, name string) (Agent, e
 }
 
 // transferTo returns the context a transfer target runs in. In the node
-// runtime its path is a new run under the caller (a sub-agent), under the
-// caller's parent path (a peer), or beside the parent's run (the parent).
+// runtime its run starts under the caller's run (a sub-agent), under the
+// run the caller started from (a peer), or under the run the parent
+// started from (the parent, found up the caller's runs); a run started
+// from the top of the invocation takes its path from the agent tree.
 func (c *InvocationContext) transferTo(from *LlmAgent, to Agent) *InvocationContext {
 	if c.nodePath == "" {
 		return c
 	}
 	child := c.fork()
 	name := to.Info().Name
+	under := c.node
 	switch {
 	case slices.Contains(from.SubAgents, to):
-		child.nodePath = c.inv.nextNodePath(c.nodePath, name)
 	case c.Parent(from) == to:
-		child.nodePath = c.inv.nextNodePath(parentNodePath(parentNodePath(c.nodePath)), name)
+		for under.parent != nil && under.name != name {
+			under = under.parent
+		}
+		if under.parent != nil {
+			under = under.parent
+		}
 	default:
-		child.nodePath = c.inv.nextNodePath(parentNodePath(c.nodePath), name)
+		under = c.node.parent
 	}
+	if under.isTop() {
+		child.nodePath = c.inv.topNodePath(to)
+	} else {
+		child.nodePath = c.inv.nextNodePath(under.path, name)
+	}
+	child.node = newNodeRun(under, name, child.nodePath)
 	return child
 }
 

@@ -286,7 +286,8 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	}
 	if _, ok := r.tree.root.(*LlmAgent); ok {
 		inv.runs = map[string]int{}
-		ictx.nodePath = startNodePath(inv, r.tree, ictx.agent)
+		ictx.nodePath = inv.topNodePath(ictx.agent)
+		ictx.node = newNodeRun(&nodeRun{}, ictx.agent.Info().Name, ictx.nodePath)
 	}
 	return ictx, nil
 }
@@ -568,17 +569,12 @@ func (r *Runner) recordFailure(ictx *InvocationContext, err error, yield func(*s
 	if !nodeRuntime || !errors.As(err, &failed) || errors.As(err, &transfer) || ictx.Err() != nil {
 		return err
 	}
-	// google-adk 2.13 records a model error of an agent the invocation
-	// transferred to in the node the invocation started: the error escapes
-	// the transferred-to agent's run, so the event carries the starting
-	// agent's name with the failing run's node path. A tool error is
-	// recorded inside the failing agent's run, under its own name.
-	author := failed.agent
-	var modelErr *ModelError
-	if errors.As(err, &modelErr) && ictx.agent != nil {
-		author = ictx.agent.Info().Name
-	}
-	ev := session.NewEvent(ictx.inv.id, author, failed.branch)
+	// google-adk 2.13's node runtime authors the error event like every
+	// event it makes itself: with the author of the last event the failing
+	// run yielded, or the one its parent run had when it started (a model
+	// or instruction error of an agent reached by transfer is the
+	// transferring agent's; a tool error comes after the agent's call).
+	ev := session.NewEvent(ictx.inv.id, failed.author, failed.branch)
 	ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
 	if failed.nodePath != "" {
 		ev.NodeInfo = &session.NodeInfo{Path: failed.nodePath}
@@ -730,21 +726,6 @@ func lastReplyAborted(events []*session.Event) bool {
 		}
 	}
 	return false
-}
-
-// startNodePath is the node path of the agent a turn starts with: the
-// root's first run, or, for a sub-agent answering directly, its place under
-// first runs of its ancestors (as google-adk restores it from history).
-func startNodePath(inv *invocation, t *tree, a Agent) string {
-	var chain []Agent
-	for cur := a; cur != nil; cur = t.parent[cur] {
-		chain = append(chain, cur)
-	}
-	path := ""
-	for i := len(chain) - 1; i >= 0; i-- {
-		path = inv.nextNodePath(path, chain[i].Info().Name)
-	}
-	return path
 }
 
 // transferableAcrossTree reports whether a and all its ancestors are

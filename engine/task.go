@@ -90,6 +90,7 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 	run.branch = subBranch(ctx.branch, name, tc.callID)
 	if ctx.nodePath != "" {
 		run.nodePath = ctx.inv.nextNodePath(ctx.nodePath, name)
+		run.node = newNodeRun(ctx.node, name, run.nodePath)
 	}
 	if in := singleTurnRequest(args); in != nil {
 		ev := session.NewEvent(ctx.inv.id, "user", run.branch)
@@ -345,6 +346,7 @@ func (a *LlmAgent) dispatchTask(ctx *InvocationContext, fc *genai.FunctionCall, 
 	run.singleTurn = nil
 	if ctx.nodePath != "" {
 		run.nodePath = ctx.nodePath + "/" + fc.Name + "@" + fc.ID
+		run.node = newNodeRun(ctx.node, fc.Name, run.nodePath)
 	}
 	output, finished, cont := runTask(run, target, yield)
 	if !cont || !finished {
