@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -106,7 +107,13 @@ func (t *AgentTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, er
 	for ev, err := range runner.Run(tc, tc.UserID(), sess.ID, msg, cfg) {
 		if err != nil {
 			// The agent's failure is the tool's, as google-adk's nested
-			// run_async raises out of AgentTool.run_async.
+			// run_async raises out of AgentTool.run_async: the nested run's
+			// mark of the failing agent goes, so the caller's run records
+			// the error as its own.
+			var marked *agentRunError
+			if errors.As(err, &marked) {
+				err = marked.err
+			}
 			return nil, err
 		}
 		for k, v := range ev.Actions.StateDelta {
