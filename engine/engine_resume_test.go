@@ -6,6 +6,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -143,9 +144,12 @@ func TestResumeErrors(t *testing.T) {
 	job := newLongTool(t, "start_job", func(callbacks.ToolContext, map[string]any) (any, error) { return nil, nil })
 	a := newLlm(t, engine.LlmAgentConfig{Name: "assistant", Model: m, Tools: []tool.Tool{job}})
 
-	plain, plainSvc := mustRunner(t, a)
-	if _, err := run(t, plain, plainSvc, "s", nil, engine.RunConfig{InvocationID: "e-1"}); err == nil || !strings.Contains(err.Error(), "resumable") {
-		t.Errorf("resume without a message in a non-resumable app: err = %v, want one naming RunnerConfig.Resumable", err)
+	// google-adk 2.13's legacy path (a workflow root) resumes by id only
+	// in a resumable app; its node runtime (a root LlmAgent) in any app.
+	plain, plainSvc := mustRunner(t, newSeq(t, "pipeline", newLlm(t, engine.LlmAgentConfig{Name: "step", Model: scripted.New("m2")})))
+	var me *engine.MessageError
+	if _, err := run(t, plain, plainSvc, "s", nil, engine.RunConfig{InvocationID: "e-1"}); !errors.As(err, &me) || me.Error() != "Running an agent requires a new_message or a resumable app. Session: s, User: u" {
+		t.Errorf("resume without a message in a non-resumable app: err = %v, want google-adk's ValueError", err)
 	}
 
 	r, svc := resumableRunner(t, a)
@@ -157,8 +161,9 @@ func TestResumeErrors(t *testing.T) {
 		want string
 	}{
 		{"nothing to run", nil, engine.RunConfig{}, "invocation id to resume"},
-		{"response without id", userFuncResponse("", "start_job", nil), engine.RunConfig{}, "needs the id of its call"},
-		{"response to no call", userFuncResponse("job-9", "start_job", nil), engine.RunConfig{}, "no function call in the session"},
+		{"response without id", userFuncResponse("", "start_job", nil), engine.RunConfig{InvocationID: "e-1"}, "Function response id is required to resume an invocation."},
+		{"response to no call", userFuncResponse("job-9", "start_job", nil), engine.RunConfig{}, "Function call not found for function response ids: {'job-9'}."},
+		{"response beside text", &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "hi"}, {FunctionResponse: &genai.FunctionResponse{ID: "job-1", Name: "start_job"}}}}, engine.RunConfig{}, "Message cannot contain both function responses and text."},
 		{"unknown invocation", nil, engine.RunConfig{InvocationID: "e-none"}, "no user message available for resuming invocation e-none"},
 	}
 	for _, c := range cases {

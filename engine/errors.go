@@ -77,6 +77,18 @@ func (e *TooManyFunctionCallsError) Error() string {
 	return fmt.Sprintf("agent %q: the model response asks for %d function calls, over the limit of %d in one response (RunConfig.MaxFunctionCalls, adkhost serve --max-function-calls); none was run: have the model call fewer tools at once, or raise the limit", e.Agent, e.Calls, e.Limit)
 }
 
+// MessageError reports a new message the Runner refuses to run, as
+// google-adk 2.13 refuses it (ValueError): a function response answering
+// no call of the session, or calls of several invocations; function
+// responses beside text; function calls in a user message; a message
+// without parts under a workflow root.
+type MessageError struct{ Message string }
+
+func (e *MessageError) Error() string { return e.Message }
+
+// ErrorCode makes the error carry google-adk's exception name.
+func (e *MessageError) ErrorCode() string { return "ValueError" }
+
 // ErrorCoder is implemented by errors that name the error_code of the error
 // event the runner stores when an agent fails (google-adk uses the
 // exception's class name there).

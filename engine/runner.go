@@ -9,6 +9,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"google.golang.org/genai"
@@ -18,6 +19,7 @@ import (
 	"github.com/adkhost/adkhost/engine/contents"
 	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
 // StreamingMode selects how model responses are delivered.
@@ -191,20 +193,19 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	if err := checkRootMode(r.tree.root); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	if msg != nil && len(msg.Parts) == 0 {
-		msg = nil
-	}
+	// google-adk 2.13's node runtime (a root LlmAgent) runs a message
+	// without parts, and resumes an invocation by id without a message in
+	// any app; its legacy path (a workflow root) refuses both.
+	_, nodeRuntime := r.tree.root.(*LlmAgent)
 	switch {
 	case msg == nil && cfg.InvocationID == "":
-		return nil, errors.New("run: a new message with at least one part, or an invocation id to resume, is required")
-	case msg == nil && !r.cfg.Resumable:
-		return nil, errors.New("run: a new message with at least one part is required; resuming an invocation without one needs a resumable app (RunnerConfig.Resumable)")
+		return nil, errors.New("run: a new message, or an invocation id to resume, is required")
+	case msg == nil && !r.cfg.Resumable && !nodeRuntime:
+		return nil, &MessageError{Message: fmt.Sprintf("Running an agent requires a new_message or a resumable app. Session: %s, User: %s", sessionID, userID)}
 	}
 	if msg != nil {
-		for _, p := range msg.Parts {
-			if p != nil && p.FunctionCall != nil {
-				return nil, errors.New("run: a user message cannot contain function calls")
-			}
+		if nodeRuntime && hasResumeInputs(msg) && slices.ContainsFunc(msg.Parts, func(p *genai.Part) bool { return p != nil && p.Text != "" }) {
+			return nil, &MessageError{Message: "Message cannot contain both function responses and text. Function responses resume an existing invocation while text starts a new one."}
 		}
 		if msg.Role != "user" {
 			msg = &genai.Content{Role: "user", Parts: msg.Parts}
@@ -258,6 +259,10 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 				return nil, fmt.Errorf("run: no user message available for resuming invocation %s", id)
 			}
 		}
+	} else if msg == nil {
+		// The node runtime runs an invocation given by id again, on its
+		// first user message.
+		inv.userContent = firstUserMessage(inv.invocationEvents(), id)
 	}
 	if msg != nil {
 		if err := r.appendUserMessage(ictx, msg, cfg); err != nil {
@@ -323,6 +328,12 @@ func (r *Runner) appendUserMessage(ictx *InvocationContext, msg *genai.Content, 
 	} else if m != nil {
 		msg = m
 	}
+	if slices.ContainsFunc(msg.Parts, func(p *genai.Part) bool { return p != nil && p.FunctionCall != nil }) {
+		return &MessageError{Message: "User message cannot contain function calls."}
+	}
+	if _, nodeRuntime := r.tree.root.(*LlmAgent); !nodeRuntime && len(msg.Parts) == 0 {
+		return &MessageError{Message: "No parts in the new_message."}
+	}
 	inv.userContent = msg
 	user := session.NewEvent(inv.id, "user", "")
 	user.Content = msg
@@ -347,32 +358,60 @@ func (r *Runner) appendUserMessage(ictx *InvocationContext, msg *genai.Content, 
 }
 
 // resolveInvocationID returns the invocation a run belongs to: the one
-// whose call msg's function responses answer, else the given id ("" for a
-// new invocation). In a resumable app the responses must carry ids, all
-// match calls of the session and belong to one invocation.
+// whose calls msg's function responses answer, else the given id ("" for
+// a new invocation). As in google-adk 2.13, the node runtime (a root
+// LlmAgent) and a resumable app are strict: every response id must answer
+// a call of the session (rewound calls excluded), all of one invocation,
+// and a given id needs the first response to carry one. A workflow root
+// in an app that is not resumable only joins the invocation when the
+// responses resolve cleanly, else the message starts a new one.
 func (r *Runner) resolveInvocationID(events []*session.Event, msg *genai.Content, given string) (string, error) {
 	if msg == nil {
 		return given, nil
 	}
-	if !r.cfg.Resumable {
-		if call := findMatchingFunctionCall(events, msg); call != nil && call.InvocationID != "" {
-			return call.InvocationID, nil
+	_, nodeRuntime := r.tree.root.(*LlmAgent)
+	strict := nodeRuntime || r.cfg.Resumable
+	if strict && (given != "" || !nodeRuntime) {
+		// google-adk _resolve_invocation_id.
+		for _, p := range msg.Parts {
+			if p != nil && p.FunctionResponse != nil {
+				if p.FunctionResponse.ID == "" {
+					return "", &MessageError{Message: "Function response id is required to resume an invocation."}
+				}
+				break
+			}
 		}
+	}
+	id, err := resolveFromResponses(events, msg)
+	if err != nil {
+		if !strict {
+			return given, nil
+		}
+		return "", err
+	}
+	if id == "" {
 		return given, nil
 	}
+	if given != "" && given != id {
+		r.cfg.Logger.Warn("the given invocation id is ignored: the message answers a call of another invocation", "given", given, "invocation", id)
+	}
+	return id, nil
+}
+
+// resolveFromResponses returns the invocation of the calls msg's function
+// responses (those with ids) answer, "" when none has an id (google-adk
+// _resolve_invocation_id_from_fr).
+func resolveFromResponses(events []*session.Event, msg *genai.Content) (string, error) {
 	ids := map[string]bool{}
 	for _, p := range msg.Parts {
-		if p == nil || p.FunctionResponse == nil {
-			continue
+		if p != nil && p.FunctionResponse != nil && p.FunctionResponse.ID != "" {
+			ids[p.FunctionResponse.ID] = true
 		}
-		if p.FunctionResponse.ID == "" {
-			return "", errors.New("run: a function response needs the id of its call to resume an invocation")
-		}
-		ids[p.FunctionResponse.ID] = true
 	}
 	if len(ids) == 0 {
-		return given, nil
+		return "", nil
 	}
+	events = contents.LiveEvents(events)
 	found := map[string]bool{}
 	for i := len(events) - 1; i >= 0 && len(ids) > 0; i-- {
 		for _, fc := range events[i].FunctionCalls() {
@@ -383,18 +422,33 @@ func (r *Runner) resolveInvocationID(events []*session.Event, msg *genai.Content
 		}
 	}
 	if len(ids) > 0 {
-		return "", fmt.Errorf("run: no function call in the session for the function response ids %v; each response must answer a call of the session", slices.Sorted(maps.Keys(ids)))
+		return "", &MessageError{Message: fmt.Sprintf("Function call not found for function response ids: %s. Ensure each function response ID matches an existing function call in the session history.", pySetRepr(ids))}
 	}
 	if len(found) > 1 {
-		return "", fmt.Errorf("run: the function responses answer calls of several invocations %v; answer one invocation per message", slices.Sorted(maps.Keys(found)))
+		return "", &MessageError{Message: fmt.Sprintf("Function responses resolve to multiple invocations: %s. All function responses in a single message must belong to the same invocation.", pySetRepr(found))}
 	}
 	for id := range found {
-		if given != "" && given != id {
-			r.cfg.Logger.Warn("the given invocation id is ignored: the message answers a call of another invocation", "given", given, "invocation", id)
-		}
 		return id, nil
 	}
-	return given, nil
+	return "", nil
+}
+
+// hasResumeInputs reports whether msg answers calls: a function response
+// with an id (google-adk _extract_resume_inputs).
+func hasResumeInputs(msg *genai.Content) bool {
+	return slices.ContainsFunc(msg.Parts, func(p *genai.Part) bool {
+		return p != nil && p.FunctionResponse != nil && p.FunctionResponse.ID != ""
+	})
+}
+
+// pySetRepr formats a set of strings as Python prints one (its order is
+// Python's hash order; sorted here).
+func pySetRepr(set map[string]bool) string {
+	reprs := make([]string, 0, len(set))
+	for _, s := range slices.Sorted(maps.Keys(set)) {
+		reprs = append(reprs, pyfmt.Repr(s))
+	}
+	return "{" + strings.Join(reprs, ", ") + "}"
 }
 
 // firstEventOf returns the index of the first event of invocation id, or
