@@ -167,6 +167,9 @@ func dumpEvent(ev *session.Event) map[string]any {
 	if d == nil {
 		d = map[string]any{}
 	}
+	if ev.Aggregated && !ev.Partial {
+		d["partial"] = false // google-adk's explicit partial=False
+	}
 	d["author"] = ev.Author
 	d["id"] = ev.ID
 	d["invocation_id"] = ev.InvocationID

@@ -177,9 +177,9 @@ func (m *scriptedModel) GenerateContent(ctx context.Context, req *model.Request,
 			}
 		}
 		resp := buildResponse(spec)
-		// stream: partial=False on the final response; Go's bool cannot say
-		// "explicitly false", so it is the zero value either way.
-		resp.Partial = false
+		if stream {
+			resp.Aggregated = true // partial=False on the final response
+		}
 		yield(resp, nil)
 	}
 }

@@ -60,14 +60,15 @@ func TestRunnerStreamingPartialEventsYieldedNotStored(t *testing.T) {
 	wantEvents(t, "yielded", evs,
 		`{"author":"streamer","content":{"parts":[{"text":"Hello, "}],"role":"model"},"partial":true}`,
 		`{"author":"streamer","content":{"parts":[{"text":"world"}],"role":"model"},"partial":true}`,
-		`{"author":"streamer","content":{"parts":[{"text":"Hello, world"}],"role":"model"}}`)
+		// The aggregated final response: google-adk's explicit partial=False.
+		`{"author":"streamer","content":{"parts":[{"text":"Hello, world"}],"role":"model"},"partial":false}`)
 	if len(evs) == 3 && (evs[0].ID != evs[2].ID || evs[1].ID != evs[2].ID) {
 		t.Errorf("partial events and the final event must share one id, got %q %q %q", evs[0].ID, evs[1].ID, evs[2].ID)
 	}
 	stored := loadSession(t, svc, "s").Events()
 	wantEvents(t, "stored", stored,
 		`{"author":"user","content":{"parts":[{"text":"Say hello."}],"role":"user"}}`,
-		`{"author":"streamer","content":{"parts":[{"text":"Hello, world"}],"role":"model"}}`)
+		`{"author":"streamer","content":{"parts":[{"text":"Hello, world"}],"role":"model"},"partial":false}`)
 	// The runner itself never hands a partial event to the service.
 	if n := svc.partials.Load(); n != 0 {
 		t.Errorf("%d partial events were passed to AppendEvent", n)

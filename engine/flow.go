@@ -196,9 +196,12 @@ func (a *LlmAgent) callModel(ctx *InvocationContext, call *llmCall, skeleton *se
 // inheritModelFields keeps the streaming flags and usage of a replaced
 // response when the replacement leaves them unset.
 func inheritModelFields(orig, repl *model.Response) *model.Response {
-	if !repl.Partial && orig.Partial || !repl.TurnComplete && orig.TurnComplete || repl.UsageMetadata == nil && orig.UsageMetadata != nil {
+	streamUnset := !repl.Partial && !repl.Aggregated && (orig.Partial || orig.Aggregated)
+	if streamUnset || !repl.TurnComplete && orig.TurnComplete || repl.UsageMetadata == nil && orig.UsageMetadata != nil {
 		c := *repl
-		c.Partial = c.Partial || orig.Partial
+		if streamUnset {
+			c.Partial, c.Aggregated = orig.Partial, orig.Aggregated
+		}
 		c.TurnComplete = c.TurnComplete || orig.TurnComplete
 		if c.UsageMetadata == nil {
 			c.UsageMetadata = orig.UsageMetadata

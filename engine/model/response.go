@@ -9,9 +9,14 @@ import (
 // Response is one answer, or one streamed piece of an answer, from a model
 // (google-adk's LlmResponse). Its JSON is google-adk's camelCase wire format.
 type Response struct {
-	Content             *genai.Content                              `json:"content,omitempty"`
-	GroundingMetadata   *genai.GroundingMetadata                    `json:"groundingMetadata,omitempty"`
-	Partial             bool                                        `json:"partial,omitempty"`
+	Content           *genai.Content           `json:"content,omitempty"`
+	GroundingMetadata *genai.GroundingMetadata `json:"groundingMetadata,omitempty"`
+	Partial           bool                     `json:"partial,omitempty"`
+	// Aggregated marks the final response of a streamed call, which holds
+	// what its partial responses streamed: google-adk's explicit
+	// partial=False, which its JSON writes as "partial": false (Partial
+	// is then false). A response that was not streamed has neither flag.
+	Aggregated          bool                                        `json:"-"`
 	TurnComplete        bool                                        `json:"turnComplete,omitempty"`
 	FinishReason        genai.FinishReason                          `json:"finishReason,omitempty"`
 	ErrorCode           string                                      `json:"errorCode,omitempty"`

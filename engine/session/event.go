@@ -228,12 +228,15 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	var w struct {
 		*eventJSON
 		Timestamp float64 `json:"timestamp"`
+		// Partial shadows Response.Partial: an explicit false is Aggregated.
+		Partial *bool `json:"partial"`
 	}
 	w.eventJSON = (*eventJSON)(e)
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	e.Timestamp = FloatToTime(w.Timestamp)
+	e.Partial, e.Aggregated = w.Partial != nil && *w.Partial, w.Partial != nil && !*w.Partial
 	return e.readKeyOrder(data)
 }
 

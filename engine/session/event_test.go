@@ -257,8 +257,10 @@ var (
 	adkDroppedEvent   = []string{"liveSessionId", "goAway", "voiceActivity", "turnCompleteReason", "interactionStatus", "environmentId"}
 	adkDroppedActions = []string{"route", "renderUiWidgets"}
 	// adkOptionalBools are Optional[bool] in google-adk: an explicit false
-	// is written, and Go, having no None, leaves false out.
-	adkOptionalBools        = []string{"partial", "turnComplete", "interrupted"}
+	// is written, and Go, having no None, leaves false out. (partial's
+	// explicit false, a streamed call's aggregated response, is kept as
+	// Response.Aggregated.)
+	adkOptionalBools        = []string{"turnComplete", "interrupted"}
 	adkOptionalActionsBools = []string{"skipSummarization", "escalate", "endOfAgent"}
 )
 

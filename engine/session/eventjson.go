@@ -31,7 +31,12 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	if r.GroundingMetadata != nil {
 		w.marshal("groundingMetadata", r.GroundingMetadata)
 	}
-	w.boolean("partial", r.Partial)
+	if r.Partial {
+		w.boolean("partial", true)
+	} else if r.Aggregated {
+		w.key("partial")
+		w.b = append(w.b, "false"...)
+	}
 	w.boolean("turnComplete", r.TurnComplete)
 	w.str("finishReason", string(r.FinishReason))
 	w.str("errorCode", r.ErrorCode)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 
@@ -13,6 +14,12 @@ import (
 // reference FuzzEventJSON checks the encoder against.
 
 func marshalEventReflect(e Event) ([]byte, error) {
+	if e.Aggregated && !e.Partial {
+		// Aggregated is written as "partial": false, in Partial's place.
+		e.Partial = true
+		b, err := marshalEventReflect(e)
+		return topLevelPartialFalse(b), err
+	}
 	var content []byte
 	if e.Content != nil && (slices.ContainsFunc(e.KeyOrder, func(h json.RawMessage) bool { return h != nil }) ||
 		slices.ContainsFunc(e.Content.Parts, IsEmptyText)) {
@@ -34,6 +41,31 @@ func marshalEventReflect(e Event) ([]byte, error) {
 	out = append(out, content...)
 	out = append(out, ',')
 	return append(out, b[1:]...), nil
+}
+
+// topLevelPartialFalse rewrites the top-level member "partial": true of
+// the JSON object b to false.
+func topLevelPartialFalse(b []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return b
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return b
+		}
+		if key == "partial" {
+			off := int(dec.InputOffset())
+			i := off + bytes.Index(b[off:], []byte("true"))
+			return slices.Concat(b[:i], []byte("false"), b[i+len("true"):])
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return b
+		}
+	}
+	return b
 }
 
 // marshalContent encodes c with its empty text parts as {"text": ""}, and

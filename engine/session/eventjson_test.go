@@ -67,6 +67,7 @@ func FuzzEventJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"content":{"parts":[{"functionCall":{"id":"c","name":"f","args":{"b":1,"a":{"d":[{"y":1,"x":2}],"c":"<&>"}}}}],"role":"model"},"id":"e","invocationId":"i","author":"a","actions":{"stateDelta":{"k":1}},"timestamp":1.5}`,
 		`{"content":{"parts":[{"text":""},{"functionResponse":{"name":"f","response":{"z":1,"a":null}},"thoughtSignature":"AQID"}]},"actions":{},"usageMetadata":{"promptTokenCount":1},"groundingMetadata":{"webSearchQueries":["q"]},"errorCode":"E","partial":true,"longRunningToolIds":["x"]}`,
+		`{"content":{"parts":[{"text":"a"}],"role":"model"},"groundingMetadata":{"webSearchQueries":["q"]},"partial":false,"turnComplete":true,"customMetadata":{"partial":true}}`,
 		`{"actions":{"requestedAuthConfigs":{"a":{"b":1}},"agentState":{},"endOfAgent":true,"escalate":true,"transferToAgent":"t","rewindBeforeInvocationId":"r","compaction":{"startTimestamp":1,"endTimestamp":2,"compactedContent":{"parts":[{"text":"s"}]}}},"nodeInfo":{"path":"a/b"},"output":{"b":1,"a":2},"avgLogprobs":1e-9,"timestamp":1e21}`,
 	} {
 		f.Add([]byte(s))

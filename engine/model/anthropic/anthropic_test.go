@@ -550,6 +550,7 @@ func TestStream(t *testing.T) {
 		part("claude-test", &genai.Part{FunctionCall: call(&genai.PartialArg{JsonPath: "$.city", StringValue: "Pa", WillContinue: genai.Ptr(true)})}),
 		part("claude-test", &genai.Part{FunctionCall: call(&genai.PartialArg{JsonPath: "$.city", StringValue: "ris", WillContinue: genai.Ptr(false)})}),
 		{
+			Aggregated: true,
 			Content: &genai.Content{Role: "model", Parts: []*genai.Part{
 				{Text: "hmm", Thought: true, ThoughtSignature: []byte("SIG")},
 				{Text: "Hello there"},

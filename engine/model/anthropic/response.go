@@ -318,6 +318,7 @@ func (m *Model) stream(ctx context.Context, req *model.Request, name string, bui
 		usage.CachedContentTokenCount = int32(cacheRead)
 	}
 	final := &model.Response{
+		Aggregated:    true,
 		Content:       &genai.Content{Role: genai.RoleModel, Parts: parts},
 		UsageMetadata: usage,
 		FinishReason:  finishReason(stop),

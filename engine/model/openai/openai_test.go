@@ -501,6 +501,7 @@ func TestStreamText(t *testing.T) {
 		{Content: text("Hel"), Partial: true, ModelVersion: "m"},
 		{Content: text("lo"), Partial: true, ModelVersion: "m"},
 		{
+			Aggregated:    true,
 			Content:       text("Hello"),
 			FinishReason:  genai.FinishReasonStop,
 			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 5, CandidatesTokenCount: 2, TotalTokenCount: 7},
@@ -538,6 +539,7 @@ func TestStreamToolCalls(t *testing.T) {
 		{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "Checking."}}}, Partial: true, ModelVersion: "m"},
 		{Content: &genai.Content{Role: genai.RoleModel, Parts: calls}, Partial: true, ModelVersion: "m"},
 		{
+			Aggregated:    true,
 			Content:       &genai.Content{Role: genai.RoleModel, Parts: append([]*genai.Part{{Text: "Checking."}}, calls...)},
 			FinishReason:  genai.FinishReasonStop,
 			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 5, CandidatesTokenCount: 2, TotalTokenCount: 7},

@@ -120,7 +120,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		var out []*model.Response
 		if stream {
 			out = append(partials(final), final)
-			final.Partial = false
+			final.Partial, final.Aggregated = false, true
 		} else {
 			out = []*model.Response{final}
 		}

@@ -113,6 +113,7 @@ func (a *Aggregator) Close() *model.Response {
 		finish = cand.FinishReason
 	}
 	out := &model.Response{
+		Aggregated:        true,
 		GroundingMetadata: a.grounding,
 		CitationMetadata:  a.citation,
 		UsageMetadata:     a.usage,

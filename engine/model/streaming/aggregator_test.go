@@ -193,6 +193,9 @@ func TestAggregatorPartials(t *testing.T) {
 	if v := final.Content.Parts[0].FunctionCall.Args["k"]; v != "v" {
 		t.Errorf("final args k = %v, want v", v)
 	}
+	if !final.Aggregated || final.Partial {
+		t.Errorf("final Aggregated, Partial = %v, %v; want true, false (google-adk's partial=False)", final.Aggregated, final.Partial)
+	}
 }
 
 func TestAggregatorNoChunks(t *testing.T) {
