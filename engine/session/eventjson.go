@@ -3,6 +3,9 @@ package session
 import (
 	"encoding/base64"
 	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
 
 	"google.golang.org/genai"
 
@@ -82,17 +85,20 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	w.actions(&e.Actions)
 	if len(e.LongRunningToolIDs) > 0 {
 		w.key("longRunningToolIds")
-		w.b = append(w.b, '[')
-		for i, id := range e.LongRunningToolIDs {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = keyorder.AppendJSONString(w.b, id)
-		}
-		w.b = append(w.b, ']')
+		w.b = appendStrings(w.b, e.LongRunningToolIDs)
 	}
-	if e.NodeInfo != nil {
-		w.marshal("nodeInfo", e.NodeInfo)
+	if n := e.NodeInfo; n != nil {
+		// Every agent event carries one.
+		w.key("nodeInfo")
+		o := fields{b: append(w.b, '{')}
+		o.key("path")
+		o.b = keyorder.AppendJSONString(o.b, n.Path)
+		if len(n.OutputFor) > 0 {
+			o.key("outputFor")
+			o.b = appendStrings(o.b, n.OutputFor)
+		}
+		o.boolean("messageAsOutput", n.MessageAsOutput)
+		w.b = append(o.b, '}')
 	}
 	w.str("isolationScope", e.IsolationScope)
 	if e.Output != nil {
@@ -141,6 +147,33 @@ func (w *fields) boolean(k string, v bool) {
 	}
 }
 
+// appendStrings writes a list of strings.
+func appendStrings(b []byte, list []string) []byte {
+	b = append(b, '[')
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = keyorder.AppendJSONString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendVersions writes an artifact delta as encoding/json does (keys
+// sorted): every event carries one, most often empty.
+func appendVersions(b []byte, m map[string]int) []byte {
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = keyorder.AppendJSONString(b, k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(m[k]), 10)
+	}
+	return append(b, '}')
+}
+
 // marshal writes a field with encoding/json.
 func (w *fields) marshal(k string, v any) {
 	w.key(k)
@@ -174,7 +207,8 @@ func (w *fields) actions(a *EventActions) {
 		o.value(a.StateDelta, nil)
 	}
 	if a.ArtifactDelta != nil {
-		o.marshal("artifactDelta", a.ArtifactDelta)
+		o.key("artifactDelta")
+		o.b = appendVersions(o.b, a.ArtifactDelta)
 	}
 	o.str("transferToAgent", a.TransferToAgent)
 	o.str("transferReason", a.TransferReason)

@@ -54,6 +54,10 @@ func TestEventJSONMatchesReflection(t *testing.T) {
 		{ID: "e3", Actions: EventActions{StateDelta: map[string]any{"x": math.NaN()}}},
 		{ID: "e4", Response: model.Response{AvgLogprobs: math.Inf(1)}},
 		{ID: "e5", Response: model.Response{Content: &genai.Content{}}},
+		{ID: "e6", Actions: EventActions{ArtifactDelta: map[string]int{}}},
+		{ID: "e8", NodeInfo: &NodeInfo{Path: "a/<b>\u2028", OutputFor: []string{"a", "", "\xff"}, MessageAsOutput: true}},
+		{ID: "e9", NodeInfo: &NodeInfo{OutputFor: []string{}}},
+		{ID: "e7", Actions: EventActions{ArtifactDelta: map[string]int{"b.txt": 2, "a<&>\u2028\xff": -1, "": 0, "é": 1 << 40}}},
 	}
 	for _, e := range events {
 		checkEventJSON(t, e)
@@ -69,6 +73,8 @@ func FuzzEventJSON(f *testing.F) {
 		`{"content":{"parts":[{"text":""},{"functionResponse":{"name":"f","response":{"z":1,"a":null}},"thoughtSignature":"AQID"}]},"actions":{},"usageMetadata":{"promptTokenCount":1},"groundingMetadata":{"webSearchQueries":["q"]},"errorCode":"E","partial":true,"longRunningToolIds":["x"]}`,
 		`{"content":{"parts":[{"text":"a"}],"role":"model"},"groundingMetadata":{"webSearchQueries":["q"]},"partial":false,"turnComplete":true,"customMetadata":{"partial":true}}`,
 		`{"actions":{"requestedAuthConfigs":{"a":{"b":1}},"agentState":{},"endOfAgent":true,"escalate":true,"transferToAgent":"t","rewindBeforeInvocationId":"r","compaction":{"startTimestamp":1,"endTimestamp":2,"compactedContent":{"parts":[{"text":"s"}]}}},"nodeInfo":{"path":"a/b"},"output":{"b":1,"a":2},"avgLogprobs":1e-9,"timestamp":1e21}`,
+		`{"nodeInfo":{"path":"p","outputFor":["a","b"],"messageAsOutput":true},"id":"e"}`,
+		`{"actions":{"artifactDelta":{"z":1,"a":0,"\u003c":3}},"id":"e"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -88,12 +94,12 @@ func BenchmarkEventJSON(b *testing.B) {
 		ts := time.Now()
 		return []*Event{
 			{ID: "e1", InvocationID: "e-1", Author: "user", Timestamp: ts, Response: model.Response{Content: &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Paris"}}}}},
-			{ID: "e2", InvocationID: "e-1", Author: "agent", Timestamp: ts, Response: model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: "adk-1", Name: "get_weather", Args: map[string]any{"city": "Paris"}}}}}}},
-			{ID: "e3", InvocationID: "e-1", Author: "agent", Timestamp: ts, Actions: EventActions{StateDelta: map[string]any{"user:last_city": "Paris"}},
+			{ID: "e2", InvocationID: "e-1", Author: "agent", Timestamp: ts, NodeInfo: &NodeInfo{Path: "agent"}, Response: model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: "adk-1", Name: "get_weather", Args: map[string]any{"city": "Paris"}}}}}}},
+			{ID: "e3", InvocationID: "e-1", Author: "agent", Timestamp: ts, NodeInfo: &NodeInfo{Path: "agent"}, Actions: EventActions{StateDelta: map[string]any{"user:last_city": "Paris"}},
 				Response: model.Response{Content: &genai.Content{Role: "user", Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: "adk-1", Name: "get_weather",
 					Response: map[string]any{"city": "Paris", "days": []any{map[string]any{"summary": "sunny", "highC": 21.0}}}}}}},
 					KeyOrder: []json.RawMessage{json.RawMessage(`{"city":0,"days":[{"summary":0,"highC":0}]}`)}}},
-			{ID: "e4", InvocationID: "e-1", Author: "agent", Timestamp: ts, Response: model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{{Text: "weather in Paris"}}}}},
+			{ID: "e4", InvocationID: "e-1", Author: "agent", Timestamp: ts, NodeInfo: &NodeInfo{Path: "agent"}, Response: model.Response{Content: &genai.Content{Role: "model", Parts: []*genai.Part{{Text: "weather in Paris"}}}}},
 		}
 	}()
 	for _, enc := range []struct {
