@@ -1,0 +1,37 @@
+package sandbox
+
+import "testing"
+
+// The first allocation leaves room for a small growth, which then keeps
+// the memory where it is instead of copying it; growth past the room
+// doubles; nothing passes the limit.
+func TestLinearMemoryHeadroom(t *testing.T) {
+	const page = 1 << 16
+	m := (&linearLimit{max: 1024 * page}).Allocate(0, 0).(*linearMemory)
+	b := m.Reallocate(47 * page) // a Go guest's initial memory
+	if len(b) != 47*page || cap(b) <= 48*page {
+		t.Fatalf("first allocation: len %d cap %d, want len %d and room for a page more", len(b), cap(b), 47*page)
+	}
+	b[0] = 1
+	g := m.Reallocate(48 * page)
+	if len(g) != 48*page || &g[0] != &b[0] {
+		t.Fatalf("growing by a page within the room moved or resized the memory (len %d)", len(g))
+	}
+	big := m.Reallocate(uint64(cap(g)) + page)
+	if &big[0] == &g[0] || big[0] != 1 || cap(big) < 2*cap(g) {
+		t.Fatalf("growing past the room: cap %d, first byte %d; want a doubled copy", cap(big), big[0])
+	}
+
+	// The room is at most 1 MiB, and within the limit.
+	m = (&linearLimit{max: 1024 * page}).Allocate(0, 0).(*linearMemory)
+	if b := m.Reallocate(512 * page); cap(b) != 512*page+firstHeadroomMax {
+		t.Fatalf("first allocation of 32 MiB: cap %d, want 1 MiB of room", cap(b))
+	}
+	m = (&linearLimit{max: 10 * page}).Allocate(0, 0).(*linearMemory)
+	if b := m.Reallocate(10 * page); cap(b) != 10*page {
+		t.Fatalf("first allocation at the limit: cap %d, want %d", cap(b), 10*page)
+	}
+	if m.Reallocate(11*page) != nil || !m.limit.refused.Load() {
+		t.Fatal("growth past the limit was not refused")
+	}
+}
