@@ -6,10 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -830,14 +827,10 @@ func importsExtism(wasm []byte) bool {
 var errInvalid = errors.New("invalid module")
 
 // instrumented returns instrument(wasm) after validating wasm unmodified
-// (validate.go), kept under CacheDir when there is one: rewriting a 3 MB
-// Go guest takes milliseconds that a process restarting with a warm
-// compilation cache should not pay again. Only validated modules are ever
-// rewritten and cached, so a cached rewrite needs no new validation.
+// (validate.go), and keeps it under CacheDir when there is one
+// (rewritecache.go): only validated modules are ever rewritten and cached.
 func (r *Runtime) instrumented(ctx context.Context, digest string, wasm []byte) ([]byte, error) {
-	if b, ok := r.cachedInstrumented(digest); ok {
-		return b, nil
-	}
+	r.rewrites.Add(1)
 	if err := r.validator.validate(ctx, wasm); err != nil {
 		return nil, fmt.Errorf("%w: %w", errInvalid, err)
 	}
@@ -845,32 +838,8 @@ func (r *Runtime) instrumented(ctx context.Context, digest string, wasm []byte) 
 	if err != nil {
 		return nil, err
 	}
-	if dir, path := r.instrumentedPath(digest); path != "" {
-		// A failure to write only costs the next process the rewrite.
-		writeCacheFile(dir, path, b)
-	}
+	r.storeRewrite(digest, b)
 	return b, nil
-}
-
-// instrumentedPath is where the rewrite of a module is cached; "" without
-// a CacheDir.
-func (r *Runtime) instrumentedPath(digest string) (dir, path string) {
-	if r.cacheDir == "" {
-		return "", ""
-	}
-	dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v7")
-	return dir, filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
-}
-
-// cachedInstrumented returns the cached rewrite of a module, written only
-// after the module passed checkShape and validation.
-func (r *Runtime) cachedInstrumented(digest string) ([]byte, bool) {
-	if _, path := r.instrumentedPath(digest); path != "" {
-		if b, err := os.ReadFile(path); err == nil {
-			return b, true
-		}
-	}
-	return nil, false
 }
 
 // interrupter stops one instrumented instance: fire sets its interrupt

@@ -122,8 +122,13 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 	// A module rewritten before (the disk cache, by digest) passed every
 	// check then: a process restarting with a warm cache pays none of them.
 	rt, code, interruptible := r.rt, wasm, false
-	if b, ok := r.cachedInstrumented(digest); ok {
-		code, interruptible = b, true
+	cached, bad := r.openRewrite(digest)
+	if bad {
+		r.logger.Warn("cached rewrite of the module failed its checks; rebuilding it", "module", shortDigest(digest))
+	}
+	if cached != nil {
+		defer cached.release()
+		code, interruptible = cached.body, true
 	} else {
 		var err error
 		if code, err = checkShape(wasm, r.complexity); err != nil {
@@ -152,7 +157,17 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 			}
 		}
 	}
-	compiled, err := rt.CompileModule(compileContext(ctx), code)
+	var compiled wazero.CompiledModule
+	var err error
+	compile := func() { compiled, err = rt.CompileModule(compileContext(ctx), code) }
+	if cached != nil {
+		// wazero reads the mapped entry as it decodes.
+		if ferr := guardFaults(compile); ferr != nil {
+			return nil, fmt.Errorf("sandbox: module %s: %w", shortDigest(digest), ferr)
+		}
+	} else {
+		compile()
+	}
 	if err != nil {
 		return nil, fail(ErrCompile, "%v", err)
 	}

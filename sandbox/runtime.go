@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -74,6 +75,7 @@ type Runtime struct {
 	compiles   chan struct{} // one token per compile under way
 	admission  time.Duration
 	logDropped atomic.Uint64
+	rewrites   atomic.Int64 // modules validated and rewritten, for tests
 	stop       chan struct{}
 
 	// guarded runs the native modules instrument cannot rewrite, with
@@ -203,6 +205,11 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	r.mu.Unlock()
 
 	l.mod, l.err = r.load(ctx, digest, wasm)
+	if errors.Is(l.err, errRewriteChanged) {
+		// Another process truncated the cache entry under us: the next
+		// read finds it bad, or rewritten whole, and goes on from there.
+		l.mod, l.err = r.load(ctx, digest, wasm)
+	}
 	if l.err != nil {
 		// Failures are not cached: the next Load tries again.
 		r.mu.Lock()
