@@ -214,12 +214,13 @@ func TestWasmBench(t *testing.T) {
 	}
 	var colds []float64
 	for i := range 4 {
-		ms, err := coldChild(wasmPath, cacheDir)
+		ms, phases, err := coldChild(wasmPath, cacheDir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i > 0 {
 			colds = append(colds, ms)
+			t.Logf("cold start %d: %.1f ms (%s)", i, ms, phases)
 		}
 	}
 	slices.Sort(colds)
@@ -232,20 +233,26 @@ func TestWasmBench(t *testing.T) {
 }
 
 // coldChild runs TestColdStart in a new process and returns its
-// measurement.
-func coldChild(wasmPath, cacheDir string) (float64, error) {
+// measurement and the time of each step.
+func coldChild(wasmPath, cacheDir string) (ms float64, phases string, err error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestColdStart$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "ADKHOST_BENCH_WASM_CHILD="+wasmPath, "ADKHOST_BENCH_WASM_CACHE="+cacheDir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("cold start child: %w\n%s", err, out)
+		return 0, "", fmt.Errorf("cold start child: %w\n%s", err, out)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "cold_phases_ms "); ok {
+			phases = v
+		}
 		if v, ok := strings.CutPrefix(line, "cold_ms="); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+			ms, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
 		}
 	}
-	return 0, fmt.Errorf("cold start child printed no cold_ms:\n%s", out)
+	if ms == 0 && err == nil {
+		err = fmt.Errorf("cold start child printed no cold_ms:\n%s", out)
+	}
+	return ms, phases, err
 }
 
 // TestColdStart is the child of the cold start measurement.
@@ -256,27 +263,40 @@ func TestColdStart(t *testing.T) {
 	}
 	ctx := context.Background()
 	start := time.Now()
+	var phases []string
+	last := start
+	step := func(name string) {
+		now := time.Now()
+		phases = append(phases, fmt.Sprintf("%s=%.1f", name, float64(now.Sub(last).Microseconds())/1e3))
+		last = now
+	}
 	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: os.Getenv("ADKHOST_BENCH_WASM_CACHE")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	step("new")
 	wasm, err := os.ReadFile(wasmPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	step("read")
 	m, err := rt.Load(ctx, wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
+	step("load")
 	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "cold", Grants: sandbox.Grants{State: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	step("pool")
 	out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, input(), &stateHost{state: map[string]json.RawMessage{}})
 	if err != nil || out.Error != "" {
 		t.Fatalf("first call: %v %+v", err, out)
 	}
+	step("first_call")
 	elapsed := time.Since(start)
+	fmt.Printf("cold_phases_ms %s\n", strings.Join(phases, " "))
 	fmt.Printf("cold_ms=%.2f\n", float64(elapsed.Microseconds())/1e3)
 	rt.Close(ctx)
 }
