@@ -3,6 +3,7 @@
 package gosdktest_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,6 +106,23 @@ func asJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A guest that does not log through slog links neither log/slog nor
+// time's formatting: 190 KB of code that every cold start compiles and
+// validates. The SDK (and abi, in a guest's build) must not import
+// log/slog, nor name time.Time's type, which keeps its methods. The names
+// are the module's name section, where Go writes "/" as "_".
+func TestGuestCodeSize(t *testing.T) {
+	wasm := guest(t, "examples/weather")
+	for _, name := range []string{"log_slog.", "log.formatHeader", "time.Time.appendFormat"} {
+		if bytes.Contains(wasm, []byte(name)) {
+			t.Errorf("the weather example links %s", name)
+		}
+	}
+	if !bytes.Contains(wasm, []byte("github.com_adkhost_adkhost_sdk_go_adkhost.")) {
+		t.Fatal("the module has no name section to check")
+	}
 }
 
 // TestWeatherExample runs the documented example: its describe message

@@ -17,13 +17,14 @@ import (
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/sdk/go/adkhost"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkslog"
 )
 
 // A c-shared guest never runs main: the host calls _initialize, which runs
 // the init functions, then the exports.
 func main() {}
 
-var logger = adkhost.Logger()
+var logger = adkslog.Logger()
 
 func init() {
 	adkhost.Module("logger-go", "1.0.0")

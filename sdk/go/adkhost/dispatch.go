@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"strconv"
 
@@ -93,7 +92,7 @@ func (r *registry) toolCall(dst, input []byte) (_ []byte, err error) {
 func recoverPanic(h abi.Hook, err *error) {
 	if p := recover(); p != nil {
 		*err = fmt.Errorf("panic: %v", p)
-		Log(slog.LevelError, fmt.Sprintf("adkhost: %s panicked: %v\n%s", h, p, debug.Stack()))
+		Log(LevelError, fmt.Sprintf("adkhost: %s panicked: %v\n%s", h, p, debug.Stack()))
 	}
 }
 

@@ -5,15 +5,12 @@ package adkhost
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
 )
-
-func slogGroup() slog.Attr { return slog.Group("grp", "x", 1) }
 
 var ctxInfo = abi.InvocationInfo{AppName: "app", UserID: "u", SessionID: "s", InvocationID: "e-1", AgentName: "root", FunctionCallID: "fc-1"}
 

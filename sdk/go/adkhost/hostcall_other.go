@@ -16,8 +16,6 @@ import (
 // functions are served by the abi.Host given to UseHost, checked as the
 // sandbox checks them, or answer abi.StatusUnavailable.
 
-const inWasm = false
-
 func host() (abi.Host, abi.Status) {
 	testHost.mu.Lock()
 	defer testHost.mu.Unlock()

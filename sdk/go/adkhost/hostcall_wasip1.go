@@ -16,8 +16,6 @@ import (
 // GC, before it returns). The linker drops the imports a guest never
 // reaches.
 
-const inWasm = true
-
 //go:wasmimport adkhost state_get
 func importStateGet(key unsafe.Pointer, keyLen uint32, retPtr, retLen *uint32) int32
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -209,17 +210,14 @@ func TestMemoryWithUseHost(t *testing.T) {
 	}
 }
 
-func TestLogger(t *testing.T) {
+func TestLog(t *testing.T) {
 	h := fresh(t)
-	l := Logger().With("a", 1).WithGroup("g")
-	l.Info("hello world", "b", "two words", "c", "")
-	l.Debug("dbg", "nested", []any{"x"})
-	Logger().Error("bad", slogGroup())
+	Log(slog.LevelInfo, "a slog level")
+	Log(LevelDebug, "a constant")
 	Log(4, "bad utf-8: \xff")
 	want := []string{
-		`INFO hello world a=1 g.b="two words" g.c=""`,
-		`DEBUG dbg a=1 g.nested=[x]`,
-		`ERROR bad grp.x=1`,
+		"INFO a slog level",
+		"DEBUG a constant",
 		"WARN bad utf-8: \uFFFD",
 	}
 	got := h.LogLines()

@@ -1,9 +1,12 @@
+//go:build !wasip1
+
 // Package adkhosttest is an in-memory abi.Host that records every call, for
 // unit tests of guests on the development machine: adkhost.UseHost serves a
 // Go guest's host functions with it, so a tool's Go test runs without Wasm
 // or a server. adkhost's own tests of every SDK (Go, Rust, AssemblyScript)
 // serve real guests' host functions with it in the sandbox. It imports only
-// abi and the standard library.
+// abi and the standard library, and, like abi.Host, is not built for
+// WebAssembly.
 package adkhosttest
 
 import (

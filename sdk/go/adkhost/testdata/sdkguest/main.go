@@ -10,6 +10,7 @@ import (
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/sdk/go/adkhost"
+	"github.com/adkhost/adkhost/sdk/go/adkhost/adkslog"
 )
 
 func main() {}
@@ -108,7 +109,7 @@ func init() {
 		r.Invocation = info.InvocationID
 		r.ContextMatches = info.InvocationID == ctx.Invocation.InvocationID && ctx.FunctionCallID() == "call-1"
 		adkhost.Log(slog.LevelInfo, "hello from the guest")
-		adkhost.Logger().With("tool", ctx.Tool.Name).Warn("structured", "n", 2)
+		adkslog.Logger().With("tool", ctx.Tool.Name).Warn("structured", "n", 2)
 		return r, nil
 	})
 
