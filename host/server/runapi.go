@@ -15,6 +15,7 @@ import (
 
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // runRequest is google-adk's RunAgentRequest. Keys are camelCase on the
@@ -35,8 +36,8 @@ type runRequest struct {
 // decodeCamel decodes a JSON object into v after renaming its top-level
 // snake_case keys to camelCase.
 func decodeCamel(b []byte, v any) error {
-	if bytes.IndexByte(b, '_') < 0 {
-		// No snake_case key can be there: one decode (the common case).
+	if !hasSnakeKey(b) {
+		// One decode (the common case).
 		return json.Unmarshal(b, v)
 	}
 	var raw map[string]json.RawMessage
@@ -54,6 +55,20 @@ func decodeCamel(b []byte, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// hasSnakeKey reports whether a top-level key of the JSON object b may be
+// snake_case: it has an underscore, or an escape that may stand for one.
+// Only keys are looked at: an underscore in a value (an app named
+// weather_assistant, a message) needs no renaming. Text the scan cannot
+// read answers true; the decode then says what is wrong with it.
+func hasSnakeKey(b []byte) bool {
+	snake := false
+	ok := keyorder.Members(b, func(key, _ []byte) bool {
+		snake = bytes.IndexByte(key, '_') >= 0 || bytes.IndexByte(key, '\\') >= 0
+		return !snake
+	})
+	return snake || !ok
 }
 
 func snakeToCamel(s string) string {

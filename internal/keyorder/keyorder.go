@@ -499,38 +499,55 @@ func (p *parser) str() (string, bool) {
 // decoding, so that a caller finds a value's text in a larger document
 // cheaply (the last of duplicate members wins, as in encoding/json).
 func Member(raw []byte, k string) []byte {
+	var found []byte
+	if !Members(raw, func(key, value []byte) bool {
+		if string(key[1:len(key)-1]) == k || bytes.IndexByte(key, '\\') >= 0 && unquoteKey(key) == k {
+			found = value
+		}
+		return true
+	}) {
+		return nil
+	}
+	return found
+}
+
+// Members calls fn with the text of each member's key (quoted, escapes
+// as written) and value of the JSON object raw, in order, without
+// decoding, until fn returns false. It reports whether raw is an object
+// whose members it could all scan (fn may have seen members of a text
+// that then turned out not to be one).
+func Members(raw []byte, fn func(key, value []byte) bool) bool {
 	p := parser{b: raw}
 	p.space()
 	if p.i >= len(p.b) || p.b[p.i] != '{' {
-		return nil
+		return false
 	}
 	p.i++
-	var found []byte
 	for {
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == '}' {
-			return found
+			return true
 		}
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return nil
+			return false
 		}
 		start := p.i
 		if !p.skipString() {
-			return nil
+			return false
 		}
-		key := p.b[start+1 : p.i-1]
+		key := p.b[start:p.i]
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return nil
+			return false
 		}
 		p.i++
 		p.space()
 		vstart := p.i
 		if !p.skip(0) {
-			return nil
+			return false
 		}
-		if string(key) == k || bytes.IndexByte(key, '\\') >= 0 && unquoteKey(p.b[start:start+len(key)+2]) == k {
-			found = p.b[vstart:p.i]
+		if !fn(key, p.b[vstart:p.i]) {
+			return true
 		}
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == ',' {
@@ -538,9 +555,9 @@ func Member(raw []byte, k string) []byte {
 			continue
 		}
 		if p.i < len(p.b) && p.b[p.i] == '}' {
-			return found
+			return true
 		}
-		return nil
+		return false
 	}
 }
 
