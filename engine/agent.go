@@ -96,7 +96,7 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 				return
 			}
 		}
-		if ctx.Ended() {
+		if ctx.Ended() || ctx.transferred {
 			return
 		}
 		ev, err = agentCallbackEvent(ctx, false, func(cc callbacks.CallbackContext) (*genai.Content, error) {

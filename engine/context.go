@@ -210,6 +210,9 @@ type InvocationContext struct {
 	// node is the node-runtime run nodePath names; nil without the node
 	// runtime.
 	node *nodeRun
+	// transferred is set when the agent of this node run transferred: its
+	// run ends there (handleFunctionCalls).
+	transferred bool
 	// isolationScope confines this run's events and view of the history
 	// to a task delegation (task.go); "" is unscoped.
 	isolationScope string
@@ -235,11 +238,13 @@ func (c *InvocationContext) withBranch(branch string) *InvocationContext {
 	return child
 }
 
-// fork copies c with its own end-of-invocation flag, starting from c's.
+// fork copies c with its own end-of-invocation flag, starting from c's,
+// for a run that has not transferred.
 func (c *InvocationContext) fork() *InvocationContext {
 	child := *c
 	child.ended = new(atomic.Bool)
 	child.ended.Store(c.ended.Load())
+	child.transferred = false
 	return &child
 }
 

@@ -390,3 +390,42 @@ func TestSequentialRootHookOrder(t *testing.T) {
 		t.Errorf("hooks:\ngot  %q\nwant %q", got, want)
 	}
 }
+
+// Under an LlmAgent root (google-adk 2.13's node runtime) an agent's run
+// ends at its transfer: its after_agent callbacks do not run, and a
+// resumable app checkpoints it as ended before the target runs. Inside a
+// workflow root the target runs within the transferring agent's run, whose
+// after_agent runs once the target is done.
+func TestTransferEndsTransferringAgentRun(t *testing.T) {
+	t.Parallel()
+	after := func(name string) []callbacks.AfterAgent {
+		return []callbacks.AfterAgent{func(callbacks.CallbackContext) (*genai.Content, error) {
+			return modelContent(name + " after"), nil
+		}}
+	}
+	tree := func(t *testing.T) *engine.LlmAgent {
+		sub := newLlm(t, engine.LlmAgentConfig{Name: "sub", Description: "Sub.", Model: scripted.New("sub-m", text("Sub reply."))})
+		return newLlm(t, engine.LlmAgentConfig{Name: "root", Model: scripted.New("root-m", calls(transferCall("sub"))),
+			SubAgents: []engine.Agent{sub}, AfterAgent: after("root")})
+	}
+	call := `{"author":"root","content":{"parts":[{"functionCall":{"args":{"agent_name":"sub"},"id":"adk-*","name":"transfer_to_agent"}}],"role":"model"}}`
+	resp := `{"author":"root","content":{"parts":[{"functionResponse":{"id":"adk-*","name":"transfer_to_agent","response":{"result":null}}}],"role":"user"},"actions":{"transferToAgent":"sub"}}`
+	reply := `{"author":"sub","content":{"parts":[{"text":"Sub reply."}],"role":"model"}}`
+	t.Run("node runtime", func(t *testing.T) {
+		t.Parallel()
+		r, svc := mustRunner(t, tree(t))
+		wantEvents(t, "events", mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{}), call, resp, reply)
+	})
+	t.Run("node runtime, resumable", func(t *testing.T) {
+		t.Parallel()
+		r, svc := resumableRunner(t, tree(t))
+		wantEvents(t, "events", mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{}), call, resp,
+			`{"author":"root","actions":{"endOfAgent":true}}`, reply, `{"author":"sub","actions":{"endOfAgent":true}}`)
+	})
+	t.Run("workflow root", func(t *testing.T) {
+		t.Parallel()
+		r, svc := mustRunner(t, newSeq(t, "pipe", tree(t)))
+		wantEvents(t, "events", mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{}), call, resp, reply,
+			`{"author":"root","content":{"parts":[{"text":"root after"}],"role":"model"}}`)
+	})
+}

@@ -74,6 +74,20 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 		if target == "" {
 			return
 		}
+		if ctx.node != nil && ctx.node.name == a.Name {
+			// In google-adk 2.13's node runtime the agent's run ends at its
+			// transfer (the scheduler runs the target next): a resumable
+			// app checkpoints the agent as ended first, and its after_agent
+			// callbacks do not run. An agent inside a workflow agent's run
+			// transfers the legacy way, the target running within it.
+			ctx.transferred = true
+			if ctx.Resumable() {
+				ctx.setEndOfAgent(a.Name)
+				if !yield(ctx.agentStateEvent(a.Name), nil) {
+					return
+				}
+			}
+		}
 		next, err := a.transferTarget(ctx, target)
 		if err != nil {
 			yield(nil, err)
@@ -122,12 +136,15 @@ func (a *LlmAgent) transferTarget(ctx *InvocationContext, name string) (Agent, e
 }
 
 // transferTo returns the context a transfer target runs in. In the node
-// runtime its run starts under the caller's run (a sub-agent), under the
-// run the caller started from (a peer), or under the run the parent
-// started from (the parent, found up the caller's runs); a run started
-// from the top of the invocation takes its path from the agent tree.
+// runtime, from an agent that is a node's, its run starts under the
+// caller's run (a sub-agent), under the run the caller started from (a
+// peer), or under the run the parent started from (the parent, found up
+// the caller's runs); a run started from the top of the invocation takes
+// its path from the agent tree.
 func (c *InvocationContext) transferTo(from *LlmAgent, to Agent) *InvocationContext {
-	if c.nodePath == "" {
+	if c.node == nil || c.node.name != from.Name {
+		// No node runtime, or an agent inside a workflow agent's run: the
+		// target runs within the caller's run, in its node.
 		return c
 	}
 	child := c.fork()
