@@ -16,6 +16,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/model/scripted"
 	"github.com/adkhost/adkhost/engine/session"
@@ -95,7 +96,8 @@ func TestRunnerCustomMetadataOnEveryEvent(t *testing.T) {
 	m := scripted.New("m", calls(fcall("get_weather", map[string]any{"city": "Paris"})), final)
 	a := newLlm(t, engine.LlmAgentConfig{Name: "assistant", Model: m, Tools: []tool.Tool{weatherTool(t)}})
 	r, svc := mustRunner(t, a)
-	cfg := engine.RunConfig{CustomMetadata: map[string]any{"run": "r1", "k": "run"}}
+	// Keys with google-adk's internal prefix are not the caller's to set.
+	cfg := engine.RunConfig{CustomMetadata: map[string]any{"run": "r1", "k": "run", engine.InternalMetadataPrefix + "x": "dropped"}}
 	evs := mustRun(t, r, svc, "s", userText("Weather?"), cfg)
 	wantEvents(t, "yielded", evs,
 		`{"author":"assistant","content":{"parts":[{"functionCall":{"args":{"city":"Paris"},"id":"adk-*","name":"get_weather"}}],"role":"model"},"customMetadata":{"k":"run","run":"r1"}}`,
@@ -714,6 +716,56 @@ func TestRunnerPluginPrecedence(t *testing.T) {
 			}
 			if i, j := slices.Index(got, "p1."+tt.hook), slices.Index(got, "p2."+tt.hook); i > j {
 				t.Errorf("p1 must run before p2: %q", got)
+			}
+		})
+	}
+}
+
+// save_input_blobs_as_artifacts (google-adk 2.13): a workflow root saves
+// the message's inline data as artifacts and stores the message naming
+// them; a root LlmAgent (the node runtime) ignores the flag.
+func TestRunnerSaveInputBlobsAsArtifacts(t *testing.T) {
+	t.Parallel()
+	msg := func() *genai.Content {
+		return &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "A picture."}, {InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("png")}}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		root     func(t *testing.T) engine.Agent
+		replaced bool
+	}{
+		{"workflow root", func(t *testing.T) engine.Agent {
+			return newSeq(t, "pipe", newLlm(t, engine.LlmAgentConfig{Name: "viewer", Model: scripted.New("m", text("Seen."))}))
+		}, true},
+		{"LlmAgent root", func(t *testing.T) engine.Agent {
+			return newLlm(t, engine.LlmAgentConfig{Name: "viewer", Model: scripted.New("m", text("Seen."))})
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc, arts := session.NewInMemoryService(), artifact.NewInMemoryService()
+			r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: tc.root(t), Sessions: svc, Artifacts: arts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, r, svc, "s", msg(), engine.RunConfig{SaveInputBlobsAsArtifacts: true})
+			user := loadSession(t, svc, "s").Events()[0]
+			names, err := arts.List(context.Background(), "app", "u", "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.replaced {
+				wantEvents(t, "user event", []*session.Event{user}, `{"author":"user","content":{"parts":[{"text":"A picture."},{"inlineData":{"data":"cG5n","mimeType":"image/png"}}],"role":"user"}}`)
+				if len(names) != 0 {
+					t.Errorf("artifacts %v, want none", names)
+				}
+				return
+			}
+			name := "artifact_" + user.InvocationID + "_1"
+			wantEvents(t, "user event", []*session.Event{user}, `{"author":"user","content":{"parts":[{"text":"A picture."},{"text":"Uploaded file: `+name+`. It is saved into artifacts"}],"role":"user"}}`)
+			part, err := arts.Load(context.Background(), artifact.Key{AppName: "app", UserID: "u", SessionID: "s", Name: name}, artifact.Latest)
+			if err != nil || part.InlineData == nil || string(part.InlineData.Data) != "png" {
+				t.Errorf("artifact %s = %+v, %v; want the image", name, part, err)
 			}
 		})
 	}

@@ -78,6 +78,13 @@ type RunConfig struct {
 	StateDelta map[string]any
 	// CustomMetadata is merged into every event of the invocation.
 	CustomMetadata map[string]any
+	// SaveInputBlobsAsArtifacts saves the inline data parts of the new
+	// message as artifacts "artifact_<invocation id>_<part index>" and
+	// stores the message with each replaced by a text part naming it
+	// (google-adk's deprecated RunConfig.save_input_blobs_as_artifacts).
+	// As in google-adk 2.13, only a workflow root does it, and only with
+	// an artifact service.
+	SaveInputBlobsAsArtifacts bool
 	// Labels are added to every model request's config labels.
 	Labels map[string]string
 	// InvocationID resumes that invocation of a resumable app (google-adk
@@ -331,8 +338,16 @@ func (r *Runner) appendUserMessage(ictx *InvocationContext, msg *genai.Content, 
 	if slices.ContainsFunc(msg.Parts, func(p *genai.Part) bool { return p != nil && p.FunctionCall != nil }) {
 		return &MessageError{Message: "User message cannot contain function calls."}
 	}
-	if _, nodeRuntime := r.tree.root.(*LlmAgent); !nodeRuntime && len(msg.Parts) == 0 {
+	_, nodeRuntime := r.tree.root.(*LlmAgent)
+	if !nodeRuntime && len(msg.Parts) == 0 {
 		return &MessageError{Message: "No parts in the new_message."}
+	}
+	if !nodeRuntime && cfg.SaveInputBlobsAsArtifacts && r.cfg.Artifacts != nil {
+		saved, err := r.saveInputBlobs(ictx, msg)
+		if err != nil {
+			return err
+		}
+		msg = saved
 	}
 	inv.userContent = msg
 	user := session.NewEvent(inv.id, "user", "")
@@ -355,6 +370,32 @@ func (r *Runner) appendUserMessage(ictx *InvocationContext, msg *genai.Content, 
 		return fmt.Errorf("run: storing the user message: %w", err)
 	}
 	return nil
+}
+
+// saveInputBlobs saves msg's inline data parts as artifacts and returns
+// msg with each replaced by a text part naming its artifact (google-adk
+// _append_new_message_to_session). No event records the artifacts.
+func (r *Runner) saveInputBlobs(ictx *InvocationContext, msg *genai.Content) (*genai.Content, error) {
+	inv := ictx.inv
+	var out *genai.Content
+	for i, p := range msg.Parts {
+		if p == nil || p.InlineData == nil {
+			continue
+		}
+		name := fmt.Sprintf("artifact_%s_%d", inv.id, i)
+		key := artifact.Key{AppName: inv.appName, UserID: inv.session.UserID, SessionID: inv.session.ID, Name: name}
+		if _, err := r.cfg.Artifacts.Save(ictx, key, p); err != nil {
+			return nil, fmt.Errorf("run: saving input blob %d as artifact %q: %w", i, name, err)
+		}
+		if out == nil {
+			out = &genai.Content{Role: msg.Role, Parts: slices.Clone(msg.Parts)}
+		}
+		out.Parts[i] = &genai.Part{Text: fmt.Sprintf("Uploaded file: %s. It is saved into artifacts", name)}
+	}
+	if out == nil {
+		return msg, nil
+	}
+	return out, nil
 }
 
 // resolveInvocationID returns the invocation a run belongs to: the one
@@ -690,11 +731,26 @@ func mergeStruct(dst, src reflect.Value) {
 	}
 }
 
+// InternalMetadataPrefix starts the custom_metadata keys only the engine
+// may write (google-adk's INTERNAL_METADATA_PREFIX): RunConfig's are
+// dropped.
+const InternalMetadataPrefix = "__adk_internal_"
+
+// applyCustomMetadata merges the run's custom metadata, minus internal
+// keys, under ev's own (google-adk _apply_run_config_custom_metadata).
 func applyCustomMetadata(ev *session.Event, md map[string]any) {
 	if len(md) == 0 {
 		return
 	}
-	merged := maps.Clone(md)
+	merged := make(map[string]any, len(md)+len(ev.CustomMetadata))
+	for k, v := range md {
+		if !strings.HasPrefix(k, InternalMetadataPrefix) {
+			merged[k] = v
+		}
+	}
+	if len(merged) == 0 {
+		return
+	}
 	maps.Copy(merged, ev.CustomMetadata)
 	ev.CustomMetadata = merged
 }
