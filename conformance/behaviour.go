@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
 )
@@ -22,6 +24,14 @@ type callbackLog struct {
 func (l *callbackLog) add(e map[string]any) {
 	l.mu.Lock()
 	l.entries = append(l.entries, e)
+	l.mu.Unlock()
+}
+
+// set adds a key to an entry already in the log (an item's results, known
+// after it was logged).
+func (l *callbackLog) set(e map[string]any, k string, v any) {
+	l.mu.Lock()
+	e[k] = v
 	l.mu.Unlock()
 }
 
@@ -70,9 +80,10 @@ type result struct {
 	value    map[string]any
 }
 
-// run logs the call and applies the item: set_state, set_args,
-// append_instruction, raise, return (FORMAT.md §1.5).
-func (b *behaviourRun) run(info hookInfo, state *session.State, args map[string]any, req *model.Request) (*result, error) {
+// run logs the call and applies the item: set_state, artifacts, escalate,
+// transfer_to_agent, set_args, append_instruction, raise, return
+// (FORMAT.md §1.5). cc is nil for hooks without a callback context.
+func (b *behaviourRun) run(info hookInfo, cc callbacks.CallbackContext, args map[string]any, req *model.Request) (*result, error) {
 	b.mu.Lock()
 	b.calls++
 	calls := b.calls
@@ -99,7 +110,20 @@ func (b *behaviourRun) run(info hookInfo, state *session.State, args map[string]
 		return nil, nil
 	}
 	for _, kv := range b.SetState {
-		state.SetOrdered(kv.Key, deepCopy(kv.Value), kv.Order)
+		cc.State().SetOrdered(kv.Key, deepCopy(kv.Value), kv.Order)
+	}
+	if b.Artifacts != nil {
+		results, err := runArtifactOps(cc, b.Artifacts)
+		if err != nil {
+			return nil, err
+		}
+		b.log.set(entry, "artifacts", results)
+	}
+	if b.Escalate {
+		cc.Actions().Escalate = true
+	}
+	if b.TransferToAgent != nil {
+		cc.Actions().TransferToAgent = *b.TransferToAgent
 	}
 	for _, kv := range b.SetArgs {
 		args[kv.Key] = deepCopy(kv.Value)
@@ -131,18 +155,11 @@ func (b *behaviourRun) run(info hookInfo, state *session.State, args map[string]
 	}
 }
 
-func stateOf(ctx callbacks.CallbackContext) *session.State {
-	if ctx == nil {
-		return nil
-	}
-	return ctx.State()
-}
-
 // firstResult runs items in order until one returns a value (a plugin
 // hook, or one agent callback made of one item).
-func firstResult(items []*behaviourRun, info hookInfo, state *session.State, args map[string]any, req *model.Request) (*result, error) {
+func firstResult(items []*behaviourRun, info hookInfo, cc callbacks.CallbackContext, args map[string]any, req *model.Request) (*result, error) {
 	for _, b := range items {
-		r, err := b.run(info, state, args, req)
+		r, err := b.run(info, cc, args, req)
 		if err != nil || r != nil {
 			return r, err
 		}
@@ -193,42 +210,42 @@ func buildAgentCallbacks(hooks map[string][]*Behaviour, log *callbackLog) agentC
 			switch hook {
 			case "before_agent":
 				cbs.beforeAgent = append(cbs.beforeAgent, func(cc callbacks.CallbackContext) (*genai.Content, error) {
-					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc.State(), nil, nil)
+					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc, nil, nil)
 					return r.getContent(), err
 				})
 			case "after_agent":
 				cbs.afterAgent = append(cbs.afterAgent, func(cc callbacks.CallbackContext) (*genai.Content, error) {
-					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc.State(), nil, nil)
+					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc, nil, nil)
 					return r.getContent(), err
 				})
 			case "before_model":
 				cbs.beforeModel = append(cbs.beforeModel, func(cc callbacks.CallbackContext, req *model.Request) (*model.Response, error) {
-					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc.State(), nil, req)
+					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc, nil, req)
 					return r.getResponse(), err
 				})
 			case "after_model":
 				cbs.afterModel = append(cbs.afterModel, func(cc callbacks.CallbackContext, _ *model.Response) (*model.Response, error) {
-					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc.State(), nil, nil)
+					r, err := b.run(hookInfo{agent: strp(cc.AgentName())}, cc, nil, nil)
 					return r.getResponse(), err
 				})
 			case "on_model_error":
 				cbs.onModelError = append(cbs.onModelError, func(cc callbacks.CallbackContext, req *model.Request, cause error) (*model.Response, error) {
-					r, err := b.run(hookInfo{agent: strp(cc.AgentName()), err: strp(pyErrorString(cause))}, cc.State(), nil, req)
+					r, err := b.run(hookInfo{agent: strp(cc.AgentName()), err: strp(pyErrorString(cause))}, cc, nil, req)
 					return r.getResponse(), err
 				})
 			case "before_tool":
 				cbs.beforeTool = append(cbs.beforeTool, func(tc callbacks.ToolContext, t callbacks.Tool, args map[string]any) (map[string]any, error) {
-					r, err := b.run(hookInfo{agent: strp(tc.AgentName()), tool: strp(t.Name()), args: args}, tc.State(), args, nil)
+					r, err := b.run(hookInfo{agent: strp(tc.AgentName()), tool: strp(t.Name()), args: args}, tc, args, nil)
 					return r.getValue(), err
 				})
 			case "after_tool":
 				cbs.afterTool = append(cbs.afterTool, func(tc callbacks.ToolContext, t callbacks.Tool, args, _ map[string]any) (map[string]any, error) {
-					r, err := b.run(hookInfo{agent: strp(tc.AgentName()), tool: strp(t.Name()), args: args}, tc.State(), args, nil)
+					r, err := b.run(hookInfo{agent: strp(tc.AgentName()), tool: strp(t.Name()), args: args}, tc, args, nil)
 					return r.getValue(), err
 				})
 			case "on_tool_error":
 				cbs.onToolError = append(cbs.onToolError, func(tc callbacks.ToolContext, t callbacks.Tool, args map[string]any, cause error) (map[string]any, error) {
-					r, err := b.run(hookInfo{agent: strp(tc.AgentName()), tool: strp(t.Name()), args: args, err: strp(pyErrorString(cause))}, tc.State(), args, nil)
+					r, err := b.run(hookInfo{agent: strp(tc.AgentName()), tool: strp(t.Name()), args: args, err: strp(pyErrorString(cause))}, tc, args, nil)
 					return r.getValue(), err
 				})
 			}
@@ -283,51 +300,93 @@ func (p *scenarioPlugin) OnEvent(_ callbacks.ReadonlyContext, e *session.Event) 
 }
 
 func (p *scenarioPlugin) BeforeAgent(ctx callbacks.CallbackContext) (*genai.Content, error) {
-	r, err := firstResult(p.hooks["before_agent"], hookInfo{agent: strp(ctx.AgentName())}, ctx.State(), nil, nil)
+	r, err := firstResult(p.hooks["before_agent"], hookInfo{agent: strp(ctx.AgentName())}, ctx, nil, nil)
 	return r.getContent(), err
 }
 
 func (p *scenarioPlugin) AfterAgent(ctx callbacks.CallbackContext) (*genai.Content, error) {
-	r, err := firstResult(p.hooks["after_agent"], hookInfo{agent: strp(ctx.AgentName())}, ctx.State(), nil, nil)
+	r, err := firstResult(p.hooks["after_agent"], hookInfo{agent: strp(ctx.AgentName())}, ctx, nil, nil)
 	return r.getContent(), err
 }
 
 func (p *scenarioPlugin) BeforeModel(ctx callbacks.CallbackContext, req *model.Request) (*model.Response, error) {
-	r, err := firstResult(p.hooks["before_model"], hookInfo{agent: strp(ctx.AgentName())}, ctx.State(), nil, req)
+	r, err := firstResult(p.hooks["before_model"], hookInfo{agent: strp(ctx.AgentName())}, ctx, nil, req)
 	return r.getResponse(), err
 }
 
 func (p *scenarioPlugin) AfterModel(ctx callbacks.CallbackContext, _ *model.Response) (*model.Response, error) {
-	r, err := firstResult(p.hooks["after_model"], hookInfo{agent: strp(ctx.AgentName())}, ctx.State(), nil, nil)
+	r, err := firstResult(p.hooks["after_model"], hookInfo{agent: strp(ctx.AgentName())}, ctx, nil, nil)
 	return r.getResponse(), err
 }
 
 func (p *scenarioPlugin) OnModelError(ctx callbacks.CallbackContext, req *model.Request, cause error) (*model.Response, error) {
-	r, err := firstResult(p.hooks["on_model_error"], hookInfo{agent: strp(ctx.AgentName()), err: strp(pyErrorString(cause))}, ctx.State(), nil, req)
+	r, err := firstResult(p.hooks["on_model_error"], hookInfo{agent: strp(ctx.AgentName()), err: strp(pyErrorString(cause))}, ctx, nil, req)
 	return r.getResponse(), err
 }
 
 func (p *scenarioPlugin) BeforeTool(ctx callbacks.ToolContext, t callbacks.Tool, args map[string]any) (map[string]any, error) {
-	r, err := firstResult(p.hooks["before_tool"], hookInfo{agent: strp(ctx.AgentName()), tool: strp(t.Name()), args: args}, ctx.State(), args, nil)
+	r, err := firstResult(p.hooks["before_tool"], hookInfo{agent: strp(ctx.AgentName()), tool: strp(t.Name()), args: args}, ctx, args, nil)
 	return r.getValue(), err
 }
 
 func (p *scenarioPlugin) AfterTool(ctx callbacks.ToolContext, t callbacks.Tool, args, _ map[string]any) (map[string]any, error) {
-	r, err := firstResult(p.hooks["after_tool"], hookInfo{agent: strp(ctx.AgentName()), tool: strp(t.Name()), args: args}, ctx.State(), args, nil)
+	r, err := firstResult(p.hooks["after_tool"], hookInfo{agent: strp(ctx.AgentName()), tool: strp(t.Name()), args: args}, ctx, args, nil)
 	return r.getValue(), err
 }
 
 func (p *scenarioPlugin) OnToolError(ctx callbacks.ToolContext, t callbacks.Tool, args map[string]any, cause error) (map[string]any, error) {
-	r, err := firstResult(p.hooks["on_tool_error"], hookInfo{agent: strp(ctx.AgentName()), tool: strp(t.Name()), args: args, err: strp(pyErrorString(cause))}, ctx.State(), args, nil)
+	r, err := firstResult(p.hooks["on_tool_error"], hookInfo{agent: strp(ctx.AgentName()), tool: strp(t.Name()), args: args, err: strp(pyErrorString(cause))}, ctx, args, nil)
 	return r.getValue(), err
 }
 
 // OnAgentError is google-adk's on_agent_error_callback (told only).
 func (p *scenarioPlugin) OnAgentError(ctx callbacks.CallbackContext, cause error) {
-	_, _ = firstResult(p.hooks["on_agent_error"], hookInfo{agent: strp(ctx.AgentName()), err: strp(pyErrorString(cause))}, ctx.State(), nil, nil)
+	_, _ = firstResult(p.hooks["on_agent_error"], hookInfo{agent: strp(ctx.AgentName()), err: strp(pyErrorString(cause))}, ctx, nil, nil)
 }
 
 // OnRunError is google-adk's on_run_error_callback (told only).
 func (p *scenarioPlugin) OnRunError(ctx callbacks.ReadonlyContext, cause error) {
 	_, _ = firstResult(p.hooks["on_run_error"], hookInfo{agent: strp(ctx.AgentName()), err: strp(pyErrorString(cause))}, nil, nil, nil)
+}
+
+// runArtifactOps runs artifact operations through a callback or tool
+// context and returns their results as the trace shows them: a saved
+// version, a loaded part (None when missing), a list of names.
+func runArtifactOps(cc callbacks.CallbackContext, ops []ArtifactOp) ([]any, error) {
+	results := []any{}
+	for _, op := range ops {
+		switch {
+		case op.Save != nil:
+			v, err := cc.SaveArtifact(*op.Save, &genai.Part{InlineData: &genai.Blob{MIMEType: op.MIMEType, Data: slices.Clone(op.Data)}})
+			if err != nil {
+				return nil, err
+			}
+			results = append(results, int64(v))
+		case op.Load != nil:
+			version := artifact.Latest
+			if op.Version != nil {
+				version = int(*op.Version)
+			}
+			part, err := cc.LoadArtifact(*op.Load, version)
+			switch {
+			case errors.Is(err, artifact.ErrNotFound):
+				results = append(results, nil)
+			case err != nil:
+				return nil, err
+			default:
+				results = append(results, pyDump(part))
+			}
+		default:
+			names, err := cc.ListArtifacts()
+			if err != nil {
+				return nil, err
+			}
+			l := make([]any, len(names))
+			for i, n := range names {
+				l[i] = n
+			}
+			results = append(results, l)
+		}
+	}
+	return results, nil
 }

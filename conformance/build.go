@@ -229,6 +229,13 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		for _, kv := range spec.SetState {
 			ctx.State().SetOrdered(kv.Key, deepCopy(kv.Value), kv.Order)
 		}
+		var artifactResults []any
+		if spec.Artifacts != nil {
+			var err error
+			if artifactResults, err = runArtifactOps(ctx, spec.Artifacts); err != nil {
+				return nil, err
+			}
+		}
 		if spec.TransferToAgent != nil {
 			ctx.Actions().TransferToAgent = *spec.TransferToAgent
 		}
@@ -243,6 +250,9 @@ func (b *builder) tool(spec *ToolSpec, wm *host.Module) (tool.Tool, error) {
 		}
 		if spec.ReturnArgs {
 			return callArgs, nil
+		}
+		if spec.ReturnArtifacts {
+			return map[string]any{"artifacts": artifactResults}, nil
 		}
 		if spec.HasReturn {
 			if spec.ReturnOrder != nil {

@@ -259,6 +259,12 @@ func runConfig(spec RunConfigSpec, stateDelta map[string]any) engine.RunConfig {
 	if len(stateDelta) > 0 {
 		rc.StateDelta = deepCopyMap(stateDelta)
 	}
+	if spec.CustomMetadata != nil {
+		rc.CustomMetadata = deepCopyMap(spec.CustomMetadata)
+	}
+	if spec.SaveInputBlobs != nil {
+		rc.SaveInputBlobsAsArtifacts = *spec.SaveInputBlobs
+	}
 	return rc
 }
 

@@ -60,6 +60,10 @@ type SessionSpec struct {
 type RunConfigSpec struct {
 	MaxLLMCalls   *int64
 	StreamingMode string // "" (absent), "none" or "sse"
+	// CustomMetadata is RunConfig.custom_metadata.
+	CustomMetadata map[string]any
+	// SaveInputBlobs is RunConfig.save_input_blobs_as_artifacts.
+	SaveInputBlobs *bool
 }
 
 func (r RunConfigSpec) merge(o RunConfigSpec) RunConfigSpec {
@@ -69,7 +73,24 @@ func (r RunConfigSpec) merge(o RunConfigSpec) RunConfigSpec {
 	if o.StreamingMode != "" {
 		r.StreamingMode = o.StreamingMode
 	}
+	if o.CustomMetadata != nil {
+		r.CustomMetadata = o.CustomMetadata
+	}
+	if o.SaveInputBlobs != nil {
+		r.SaveInputBlobs = o.SaveInputBlobs
+	}
 	return r
+}
+
+// ArtifactOp is one artifact operation of a tool or behaviour item
+// (artifacts): exactly one of Save, Load, List.
+type ArtifactOp struct {
+	Save, Load *string
+	List       bool
+	MIMEType   string
+	Data       []byte
+	// Version is the version to load; nil for the newest.
+	Version *int64
 }
 
 // AgentSpec is one agent of the tree (§1.3).
@@ -135,6 +156,10 @@ type ToolSpec struct {
 	RequestConfirmation *ConfirmationSpec
 	// RequireConfirmation is FunctionTool(require_confirmation=True).
 	RequireConfirmation bool
+	// Artifacts run after set_state; ReturnArtifacts returns their
+	// results as {"artifacts": [...]}.
+	Artifacts       []ArtifactOp
+	ReturnArtifacts bool
 }
 
 // AgentToolSpec is an agent called as a tool (§1.4 agent_tool).
@@ -286,6 +311,9 @@ type Behaviour struct {
 		Nth                                *int64
 	}
 	SetState          []kv
+	Artifacts         []ArtifactOp
+	Escalate          bool
+	TransferToAgent   *string
 	SetArgs           []kv
 	AppendInstruction *string
 	Raise             *PyError
@@ -300,8 +328,11 @@ var (
 	contentHooks  = []string{"before_agent", "after_agent", "before_run", "on_user_message"}
 	responseHooks = []string{"before_model", "after_model", "on_model_error"}
 	noneHooks     = []string{"after_run", "on_event", "on_agent_error", "on_run_error"}
-	agentHooks    = []string{"before_agent", "after_agent", "before_model", "after_model", "on_model_error", "before_tool", "after_tool", "on_tool_error"}
-	pluginHooks   = []string{"on_user_message", "before_run", "after_run", "on_event", "before_agent", "after_agent", "before_model", "after_model", "on_model_error", "before_tool", "after_tool", "on_tool_error", "on_agent_error", "on_run_error"}
+	// noContextHooks have no callback or tool context: no state,
+	// artifacts or actions.
+	noContextHooks = []string{"on_user_message", "before_run", "after_run", "on_event", "on_run_error"}
+	agentHooks     = []string{"before_agent", "after_agent", "before_model", "after_model", "on_model_error", "before_tool", "after_tool", "on_tool_error"}
+	pluginHooks    = []string{"on_user_message", "before_run", "after_run", "on_event", "before_agent", "after_agent", "before_model", "after_model", "on_model_error", "before_tool", "after_tool", "on_tool_error", "on_agent_error", "on_run_error"}
 )
 
 // errorTypes are the exception classes a scenario may raise.
@@ -588,7 +619,14 @@ func decodeRunConfig(n *node) RunConfigSpec {
 	if n == nil || n.kind == kindNull {
 		return rc
 	}
-	checkKeys(n, "run_config", "max_llm_calls", "streaming_mode")
+	checkKeys(n, "run_config", "max_llm_calls", "streaming_mode", "custom_metadata", "save_input_blobs_as_artifacts")
+	if v := n.get("custom_metadata"); v != nil {
+		rc.CustomMetadata = asMapValue(v, "run_config.custom_metadata")
+	}
+	if v := n.get("save_input_blobs_as_artifacts"); v != nil {
+		b := truthy(v)
+		rc.SaveInputBlobs = &b
+	}
 	if v := n.get("max_llm_calls"); v != nil {
 		x := asInt(v, "run_config.max_llm_calls")
 		rc.MaxLLMCalls = &x
@@ -1019,7 +1057,7 @@ func decodeTool(n *node, where string, names map[string]bool) *ToolSpec {
 	}
 	t := &ToolSpec{Name: strOr(n, "name", where, "")}
 	where = "tool " + t.Name
-	checkKeys(n, where, "name", "description", "parameters", "long_running", "return", "return_args", "set_state", "transfer_to_agent", "escalate", "skip_summarization", "raise", "error_type", "builtin", "request_confirmation", "require_confirmation")
+	checkKeys(n, where, "name", "description", "parameters", "long_running", "return", "return_args", "set_state", "transfer_to_agent", "escalate", "skip_summarization", "raise", "error_type", "builtin", "request_confirmation", "require_confirmation", "artifacts", "return_artifacts")
 	if !identRe.MatchString(t.Name) {
 		failf(n, "%s: name must be an identifier", where)
 	}
@@ -1062,6 +1100,10 @@ func decodeTool(n *node, where string, names map[string]bool) *ToolSpec {
 	}
 	t.LongRunning = truthy(n.get("long_running"))
 	t.SetState = orderedPairs(n.get("set_state"), where+".set_state")
+	if v := n.get("artifacts"); v != nil {
+		t.Artifacts = decodeArtifactOps(v, where+".artifacts")
+	}
+	t.ReturnArtifacts = truthy(n.get("return_artifacts"))
 	t.TransferToAgent = optString(n, "transfer_to_agent", where)
 	t.Escalate = truthy(n.get("escalate"))
 	t.SkipSummarization = truthy(n.get("skip_summarization"))
@@ -1179,7 +1221,7 @@ func decodeBehaviour(n *node, hook, owner string, index int) *Behaviour {
 	if n.kind == kindNull {
 		return b
 	}
-	checkKeys(n, where, "when", "set_state", "set_args", "append_instruction", "raise", "error_type", "return")
+	checkKeys(n, where, "when", "set_state", "artifacts", "escalate", "transfer_to_agent", "set_args", "append_instruction", "raise", "error_type", "return")
 	if w := n.get("when"); w != nil && w.kind != kindNull {
 		checkKeys(w, where+".when", "agent", "tool", "nth", "author", "error_contains")
 		b.When.Agent = optString(w, "agent", where+".when")
@@ -1221,14 +1263,69 @@ func decodeBehaviour(n *node, hook, owner string, index int) *Behaviour {
 		s := asString(v, where+".append_instruction")
 		b.AppendInstruction = &s
 	}
-	if v := n.get("set_state"); v != nil {
-		if slices.Contains([]string{"on_user_message", "before_run", "after_run", "on_event", "on_run_error"}, hook) {
-			failf(v, "%s: set_state not supported for %s", where, hook)
+	for _, k := range []string{"set_state", "artifacts", "escalate", "transfer_to_agent"} {
+		if v := n.get(k); v != nil && slices.Contains(noContextHooks, hook) {
+			failf(v, "%s: %s not supported for %s", where, k, hook)
 		}
+	}
+	if v := n.get("set_state"); v != nil {
 		b.SetState = orderedPairs(v, where+".set_state")
 	}
+	if v := n.get("artifacts"); v != nil {
+		b.Artifacts = decodeArtifactOps(v, where+".artifacts")
+	}
+	b.Escalate = truthy(n.get("escalate"))
+	b.TransferToAgent = optString(n, "transfer_to_agent", where)
 	if n.has("raise") {
 		b.Raise = makeError(n, where, "raise")
 	}
 	return b
+}
+
+// decodeArtifactOps reads an artifacts list: {save: name, mime_type, text |
+// data (base64)}, {load: name, version}, {list: true}.
+func decodeArtifactOps(n *node, where string) []ArtifactOp {
+	ops := []ArtifactOp{}
+	for i, on := range asList(n, where) {
+		w := fmt.Sprintf("%s[%d]", where, i)
+		if on.kind != kindMap {
+			failf(on, "%s: expected a mapping", w)
+		}
+		var op ArtifactOp
+		switch {
+		case on.has("save"):
+			checkKeys(on, w, "save", "mime_type", "text", "data")
+			name := asString(on.get("save"), w+".save")
+			op.Save = &name
+			text, data := on.get("text"), on.get("data")
+			if (text == nil) == (data == nil) || on.get("mime_type") == nil {
+				failf(on, "%s: save needs mime_type and one of text, data", w)
+			}
+			op.MIMEType = asString(on.get("mime_type"), w+".mime_type")
+			if text != nil {
+				op.Data = []byte(asString(text, w+".text"))
+			} else {
+				b, err := base64.StdEncoding.DecodeString(asString(data, w+".data"))
+				if err != nil {
+					failf(data, "%s.data: %v", w, err)
+				}
+				op.Data = b
+			}
+		case on.has("load"):
+			checkKeys(on, w, "load", "version")
+			name := asString(on.get("load"), w+".load")
+			op.Load = &name
+			if v := on.get("version"); v != nil && v.kind != kindNull {
+				x := asInt(v, w+".version")
+				op.Version = &x
+			}
+		case on.has("list"):
+			checkKeys(on, w, "list")
+			op.List = true
+		default:
+			failf(on, "%s: one of save, load, list", w)
+		}
+		ops = append(ops, op)
+	}
+	return ops
 }

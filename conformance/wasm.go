@@ -149,7 +149,7 @@ func (r *wasmRun) load(spec *wasmspec.Spec) (*host.Module, error) {
 	m, err := host.Load(context.Background(), r.w.rt, r.w.wasm, host.ModuleConfig{
 		Owner:          owner,
 		Limits:         sandbox.Limits{MaxInstances: 1},
-		Grants:         sandbox.Grants{State: true, Actions: true, Config: map[string]string{wasmspec.ConfigKey: string(text)}},
+		Grants:         sandbox.Grants{State: true, Actions: true, Artifacts: true, Config: map[string]string{wasmspec.ConfigKey: string(text)}},
 		WriteUserState: true,
 		WriteAppState:  true,
 		Logger:         slog.New(&logHandler{log: r.log}),
@@ -198,11 +198,23 @@ func pyErrSpec(e *PyError) *wasmspec.PyError {
 	return &wasmspec.PyError{Type: e.Type, Msg: e.Msg}
 }
 
+func artifactOpsSpec(ops []ArtifactOp) []wasmspec.ArtifactOp {
+	if ops == nil {
+		return nil
+	}
+	out := []wasmspec.ArtifactOp{}
+	for _, op := range ops {
+		out = append(out, wasmspec.ArtifactOp{Save: op.Save, MIMEType: op.MIMEType, Data: op.Data, Load: op.Load, Version: op.Version, List: op.List})
+	}
+	return out
+}
+
 func toolSpec(t *ToolSpec) *wasmspec.ToolSpec {
 	s := &wasmspec.ToolSpec{
 		SetState: kvsSpec(t.SetState), TransferToAgent: t.TransferToAgent,
 		Escalate: t.Escalate, SkipSummarization: t.SkipSummarization,
 		Raise: pyErrSpec(t.Raise), ReturnArgs: t.ReturnArgs, HasReturn: t.HasReturn,
+		Artifacts: artifactOpsSpec(t.Artifacts), ReturnArtifacts: t.ReturnArtifacts,
 	}
 	if t.HasReturn {
 		s.Return = orderedJSON(t.Return, t.ReturnOrder)
@@ -234,6 +246,7 @@ func itemSpec(b *Behaviour) (*wasmspec.Item, error) {
 		Hook: b.Hook, Owner: b.Owner, Index: b.Index,
 		When:     wasmspec.When{Agent: b.When.Agent, Tool: b.When.Tool, Author: b.When.Author, ErrorContains: b.When.ErrorContains, Nth: b.When.Nth},
 		SetState: kvsSpec(b.SetState), SetArgs: kvsSpec(b.SetArgs),
+		Artifacts: artifactOpsSpec(b.Artifacts), Escalate: b.Escalate, TransferToAgent: b.TransferToAgent,
 		AppendInstruction: b.AppendInstruction, Raise: pyErrSpec(b.Raise), HasReturn: b.HasReturn,
 	}
 	switch {

@@ -12,7 +12,7 @@ import adkhost
 from adkhost import BasePlugin, ToolContext, _host, callback, tool
 
 adkhost.module("conformance_behaviours", "1.0.0")
-adkhost.capabilities("state", "actions", "config")
+adkhost.capabilities("state", "actions", "artifacts", "config")
 
 LOG_PREFIX = "callback_log:"
 ERR_PREFIX = "pyerror:"
@@ -44,6 +44,45 @@ def set_state(kvs):
         _host.state_set(kv["k"], kv["v"])
 
 
+def artifact_ops(ops):
+    """Runs artifact operations through the host; their results as
+    google-adk's dumps show them. UNAVAILABLE (no artifact service) is
+    google-adk's ValueError."""
+    results = []
+    try:
+        for op in ops:
+            if op.get("save") is not None:
+                part = {"inlineData": {"mimeType": op.get("mime_type", ""), "data": op.get("data", "")}}
+                results.append(_host.artifact_save(op["save"], part))
+            elif op.get("load") is not None:
+                results.append(part_dump(_host.artifact_load(op["load"], op.get("version"))))
+            else:
+                results.append(list(_host.artifact_list()))
+    except _host.HostError as e:
+        if e.status == _host.UNAVAILABLE:
+            raise PyError({"type": "ValueError", "msg": "Artifact service is not initialized."})
+        raise
+    return results
+
+
+def part_dump(p):
+    """An ABI part as google-adk's Part.model_dump(mode="json", exclude_none=True)."""
+    if p is None:
+        return None
+    d = {}
+    if p.get("text"):
+        d["text"] = p["text"]
+    blob = p.get("inlineData")
+    if blob is not None:
+        b = {"data": blob.get("data", "")}
+        if blob.get("mimeType"):
+            b["mime_type"] = blob["mimeType"]
+        if blob.get("displayName"):
+            b["display_name"] = blob["displayName"]
+        d["inline_data"] = b
+    return d
+
+
 def matches(w, info, n):
     for key in ("agent", "tool", "author"):
         want = w.get(key)
@@ -63,10 +102,21 @@ def run(it, info, args, req):
     for k in ("agent", "tool", "args", "error", "author"):
         if info.get(k) is not None:
             e[k] = info[k]
-    log_entry(e)
+    with_results = matched and it.get("artifacts") is not None
+    if not with_results:
+        log_entry(e)
     if not matched:
         return None
     set_state(it.get("set_state"))
+    if with_results:
+        try:
+            e["artifacts"] = artifact_ops(it["artifacts"])
+        finally:
+            log_entry(e)
+    if it.get("escalate"):
+        _host.escalate()
+    if it.get("transfer_to_agent") is not None:
+        _host.transfer_to_agent(it["transfer_to_agent"])
     for kv in it.get("set_args") or ():
         args[kv["k"]] = kv["v"]
     if it.get("append_instruction") is not None:
@@ -150,6 +200,9 @@ def scenario_tool(tool: str, args: dict, tool_context: ToolContext):
         if not conf.confirmed:
             return {"status": "rejected"}
     set_state(t.get("set_state"))
+    artifact_results = None
+    if t.get("artifacts") is not None:
+        artifact_results = artifact_ops(t["artifacts"])
     if t.get("transfer_to_agent") is not None:
         tool_context.actions.transfer_to_agent = t["transfer_to_agent"]
     if t.get("escalate"):
@@ -160,6 +213,8 @@ def scenario_tool(tool: str, args: dict, tool_context: ToolContext):
         raise PyError(t["raise"])
     if t.get("return_args"):
         return call_args
+    if t.get("return_artifacts"):
+        return {"artifacts": artifact_results}
     if t.get("has_return"):
         return t.get("return")
     return None

@@ -450,9 +450,51 @@ class ScriptedLlm(BaseLlm):
 # --------------------------------------------------------------------------
 
 _BEHAVIOUR_KEYS = {
-    'when', 'set_state', 'set_args', 'append_instruction', 'raise',
-    'error_type', 'return',
+    'when', 'set_state', 'artifacts', 'escalate', 'transfer_to_agent',
+    'set_args', 'append_instruction', 'raise', 'error_type', 'return',
 }
+# Hooks without a callback or tool context: no state, artifacts or actions.
+_NO_CONTEXT_HOOKS = ('on_user_message', 'before_run', 'after_run', 'on_event',
+                     'on_run_error')
+_ARTIFACT_SAVE_KEYS = {'save', 'mime_type', 'text', 'data'}
+_ARTIFACT_LOAD_KEYS = {'load', 'version'}
+
+
+def check_artifact_ops(ops: Any, where: str) -> None:
+  if not isinstance(ops, list):
+    raise ScenarioError(f'{where}: expected a list of artifact operations')
+  for i, op in enumerate(ops):
+    w = f'{where}[{i}]'
+    if not isinstance(op, dict):
+      raise ScenarioError(f'{w}: expected a mapping')
+    if 'save' in op:
+      _check_keys(w, op, _ARTIFACT_SAVE_KEYS)
+      if ('text' in op) == ('data' in op) or 'mime_type' not in op:
+        raise ScenarioError(f'{w}: save needs mime_type and one of text, data')
+    elif 'load' in op:
+      _check_keys(w, op, _ARTIFACT_LOAD_KEYS)
+    elif 'list' in op:
+      _check_keys(w, op, {'list'})
+    else:
+      raise ScenarioError(f'{w}: one of save, load, list')
+
+
+async def run_artifact_ops(ctx: Any, ops: list[Any]) -> list[Any]:
+  """Runs artifact operations through a callback or tool context."""
+  results: list[Any] = []
+  for op in ops:
+    if 'save' in op:
+      data = (op['text'].encode('utf-8') if 'text' in op
+              else base64.b64decode(op['data'], validate=True))
+      results.append(await ctx.save_artifact(
+          op['save'], types.Part.from_bytes(data=data,
+                                            mime_type=op['mime_type'])))
+    elif 'load' in op:
+      part = await ctx.load_artifact(op['load'], version=op.get('version'))
+      results.append(dump_model(part))
+    else:
+      results.append(list(await ctx.list_artifacts()))
+  return results
 _WHEN_KEYS = {'agent', 'tool', 'nth', 'author', 'error_contains'}
 
 # What `return` means, by hook.
@@ -498,6 +540,11 @@ class Behaviour:
         raise ScenarioError(f'{where}: hook {hook} cannot return a value')
     if 'set_args' in spec and hook != 'before_tool':
       raise ScenarioError(f'{where}: set_args only for before_tool')
+    if 'artifacts' in spec:
+      check_artifact_ops(spec['artifacts'], where + '.artifacts')
+    for k in ('artifacts', 'escalate', 'transfer_to_agent'):
+      if k in spec and hook in _NO_CONTEXT_HOOKS:
+        raise ScenarioError(f'{where}: {k} not supported for {hook}')
     if 'append_instruction' in spec and hook != 'before_model':
       raise ScenarioError(f'{where}: append_instruction only for before_model')
     if 'set_state' in spec and hook in ('on_user_message', 'before_run',
@@ -520,9 +567,9 @@ class Behaviour:
       return False
     return True
 
-  def run(self, info: dict[str, Any], *, ctx: Any = None,
-          args: Optional[dict[str, Any]] = None,
-          llm_request: Any = None) -> Any:
+  async def run(self, info: dict[str, Any], *, ctx: Any = None,
+                args: Optional[dict[str, Any]] = None,
+                llm_request: Any = None) -> Any:
     """Applies the behaviour; returns the hook's return value (or None)."""
     self.calls += 1
     matched = self.matches(info)
@@ -537,6 +584,12 @@ class Behaviour:
     spec = self.spec
     for k, v in (spec.get('set_state') or {}).items():
       ctx.state[k] = copy.deepcopy(v)
+    if 'artifacts' in spec:
+      entry['artifacts'] = await run_artifact_ops(ctx, spec['artifacts'])
+    if spec.get('escalate'):
+      ctx.actions.escalate = True
+    if 'transfer_to_agent' in spec:
+      ctx.actions.transfer_to_agent = spec['transfer_to_agent']
     if 'set_args' in spec:
       for k, v in spec['set_args'].items():
         args[k] = copy.deepcopy(v)
@@ -567,32 +620,32 @@ def _make_agent_callback(hook: str, b: Behaviour):
   """A real ADK callback function for one behaviour item."""
   if hook in ('before_agent', 'after_agent'):
     async def cb(callback_context):
-      return b.run({'agent': _agent_name_of(callback_context)},
+      return await b.run({'agent': _agent_name_of(callback_context)},
                    ctx=callback_context)
   elif hook == 'before_model':
     async def cb(callback_context, llm_request):
-      return b.run({'agent': _agent_name_of(callback_context)},
+      return await b.run({'agent': _agent_name_of(callback_context)},
                    ctx=callback_context, llm_request=llm_request)
   elif hook == 'after_model':
     async def cb(callback_context, llm_response):
-      return b.run({'agent': _agent_name_of(callback_context)},
+      return await b.run({'agent': _agent_name_of(callback_context)},
                    ctx=callback_context)
   elif hook == 'on_model_error':
     async def cb(callback_context, llm_request, error):
-      return b.run({'agent': _agent_name_of(callback_context),
+      return await b.run({'agent': _agent_name_of(callback_context),
                     'error': f'{type(error).__name__}: {error}'},
                    ctx=callback_context, llm_request=llm_request)
   elif hook == 'before_tool':
     async def cb(tool, args, tool_context):
-      return b.run({'agent': _agent_name_of(tool_context), 'tool': tool.name,
+      return await b.run({'agent': _agent_name_of(tool_context), 'tool': tool.name,
                     'args': args}, ctx=tool_context, args=args)
   elif hook == 'after_tool':
     async def cb(tool, args, tool_context, tool_response):
-      return b.run({'agent': _agent_name_of(tool_context), 'tool': tool.name,
+      return await b.run({'agent': _agent_name_of(tool_context), 'tool': tool.name,
                     'args': args}, ctx=tool_context, args=args)
   elif hook == 'on_tool_error':
     async def cb(tool, args, tool_context, error):
-      return b.run({'agent': _agent_name_of(tool_context), 'tool': tool.name,
+      return await b.run({'agent': _agent_name_of(tool_context), 'tool': tool.name,
                     'args': args, 'error': f'{type(error).__name__}: {error}'},
                    ctx=tool_context, args=args)
   else:
@@ -601,10 +654,10 @@ def _make_agent_callback(hook: str, b: Behaviour):
   return cb
 
 
-def _first_result(behaviours: list[Behaviour], info: dict[str, Any],
-                  **kw: Any) -> Any:
+async def _first_result(behaviours: list[Behaviour], info: dict[str, Any],
+                        **kw: Any) -> Any:
   for b in behaviours:
-    r = b.run(info, **kw)
+    r = await b.run(info, **kw)
     if r is not None:
       return r
   return None
@@ -622,76 +675,76 @@ class ScenarioPlugin(BasePlugin):
 
   async def on_user_message_callback(self, *, invocation_context,
                                      user_message):
-    return _first_result(self._b('on_user_message'),
+    return await _first_result(self._b('on_user_message'),
                          {'agent': invocation_context.agent.name})
 
   async def before_run_callback(self, *, invocation_context):
-    return _first_result(self._b('before_run'),
+    return await _first_result(self._b('before_run'),
                          {'agent': invocation_context.agent.name})
 
   async def after_run_callback(self, *, invocation_context):
-    _first_result(self._b('after_run'),
+    await _first_result(self._b('after_run'),
                   {'agent': invocation_context.agent.name})
     return None
 
   async def on_event_callback(self, *, invocation_context, event):
-    _first_result(self._b('on_event'), {'author': event.author})
+    await _first_result(self._b('on_event'), {'author': event.author})
     return None
 
   async def before_agent_callback(self, *, agent, callback_context):
-    return _first_result(self._b('before_agent'), {'agent': agent.name},
+    return await _first_result(self._b('before_agent'), {'agent': agent.name},
                          ctx=callback_context)
 
   async def after_agent_callback(self, *, agent, callback_context):
-    return _first_result(self._b('after_agent'), {'agent': agent.name},
+    return await _first_result(self._b('after_agent'), {'agent': agent.name},
                          ctx=callback_context)
 
   async def before_model_callback(self, *, callback_context, llm_request):
-    return _first_result(self._b('before_model'),
+    return await _first_result(self._b('before_model'),
                          {'agent': _agent_name_of(callback_context)},
                          ctx=callback_context, llm_request=llm_request)
 
   async def after_model_callback(self, *, callback_context, llm_response):
-    return _first_result(self._b('after_model'),
+    return await _first_result(self._b('after_model'),
                          {'agent': _agent_name_of(callback_context)},
                          ctx=callback_context)
 
   async def on_model_error_callback(self, *, callback_context, llm_request,
                                     error):
-    return _first_result(self._b('on_model_error'),
+    return await _first_result(self._b('on_model_error'),
                          {'agent': _agent_name_of(callback_context),
                           'error': f'{type(error).__name__}: {error}'},
                          ctx=callback_context, llm_request=llm_request)
 
   async def before_tool_callback(self, *, tool, tool_args, tool_context):
-    return _first_result(self._b('before_tool'),
+    return await _first_result(self._b('before_tool'),
                          {'agent': _agent_name_of(tool_context),
                           'tool': tool.name, 'args': tool_args},
                          ctx=tool_context, args=tool_args)
 
   async def after_tool_callback(self, *, tool, tool_args, tool_context,
                                 result):
-    return _first_result(self._b('after_tool'),
+    return await _first_result(self._b('after_tool'),
                          {'agent': _agent_name_of(tool_context),
                           'tool': tool.name, 'args': tool_args},
                          ctx=tool_context, args=tool_args)
 
   async def on_tool_error_callback(self, *, tool, tool_args, tool_context,
                                    error):
-    return _first_result(self._b('on_tool_error'),
+    return await _first_result(self._b('on_tool_error'),
                          {'agent': _agent_name_of(tool_context),
                           'tool': tool.name, 'args': tool_args,
                           'error': f'{type(error).__name__}: {error}'},
                          ctx=tool_context, args=tool_args)
 
   async def on_agent_error_callback(self, *, agent, callback_context, error):
-    _first_result(self._b('on_agent_error'),
+    await _first_result(self._b('on_agent_error'),
                   {'agent': agent.name,
                    'error': f'{type(error).__name__}: {error}'},
                   ctx=callback_context)
 
   async def on_run_error_callback(self, *, invocation_context, error):
-    _first_result(self._b('on_run_error'),
+    await _first_result(self._b('on_run_error'),
                   {'agent': invocation_context.agent.name,
                    'error': f'{type(error).__name__}: {error}'})
 
@@ -722,7 +775,8 @@ _TOOL_KEYS = {
     'name', 'description', 'parameters', 'long_running', 'return',
     'return_args', 'set_state', 'transfer_to_agent', 'escalate',
     'skip_summarization', 'raise', 'error_type', 'builtin',
-    'request_confirmation', 'require_confirmation',
+    'request_confirmation', 'require_confirmation', 'artifacts',
+    'return_artifacts',
 }
 _CONFIRMATION_KEYS = {'hint', 'payload'}
 _PARAM_KEYS = {'type', 'default', 'optional', 'items'}
@@ -779,6 +833,9 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
     if not isinstance(confirm, dict):
       raise ScenarioError(f'{where}.request_confirmation: expected a mapping')
     _check_keys(f'{where}.request_confirmation', confirm, _CONFIRMATION_KEYS)
+  artifact_ops = spec.get('artifacts')
+  if artifact_ops is not None:
+    check_artifact_ops(artifact_ops, where + '.artifacts')
   params = spec.get('parameters') or {}
   sig_parts = []
   for pname, pspec in params.items():
@@ -819,6 +876,9 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
       return {'status': 'rejected'}
     for k, v in (spec.get('set_state') or {}).items():
       tool_context.state[k] = copy.deepcopy(v)
+    artifact_results = None
+    if artifact_ops is not None:
+      artifact_results = await run_artifact_ops(tool_context, artifact_ops)
     if 'transfer_to_agent' in spec:
       tool_context.actions.transfer_to_agent = spec['transfer_to_agent']
     if spec.get('escalate'):
@@ -829,6 +889,8 @@ def build_tool(spec: dict[str, Any], log: list[dict[str, Any]]):
       raise _make_error(spec, 'raise')
     if spec.get('return_args'):
       return args
+    if spec.get('return_artifacts'):
+      return {'artifacts': artifact_results}
     if 'return' in spec:
       return copy.deepcopy(spec['return'])
     return None
@@ -1035,7 +1097,8 @@ _COMPACTION_KEYS = {'compaction_interval', 'overlap_size', 'token_threshold',
 _TURN_KEYS = {'text', 'parts', 'function_response', 'state_delta', 'session',
               'run_config', 'resume_turn', 'rewind_before_turn',
               'abort_after_events', 'add_session_to_memory'}
-_RUN_CONFIG_KEYS = {'max_llm_calls', 'streaming_mode'}
+_RUN_CONFIG_KEYS = {'max_llm_calls', 'streaming_mode', 'custom_metadata',
+                    'save_input_blobs_as_artifacts'}
 
 
 def build_run_config(spec: Optional[dict[str, Any]]) -> RunConfig:
@@ -1044,6 +1107,11 @@ def build_run_config(spec: Optional[dict[str, Any]]) -> RunConfig:
   kwargs: dict[str, Any] = {}
   if 'max_llm_calls' in spec:
     kwargs['max_llm_calls'] = spec['max_llm_calls']
+  if 'custom_metadata' in spec:
+    kwargs['custom_metadata'] = copy.deepcopy(spec['custom_metadata'])
+  if 'save_input_blobs_as_artifacts' in spec:
+    kwargs['save_input_blobs_as_artifacts'] = bool(
+        spec['save_input_blobs_as_artifacts'])
   mode = spec.get('streaming_mode', 'none')
   if mode == 'none':
     kwargs['streaming_mode'] = StreamingMode.NONE

@@ -110,8 +110,80 @@ func matches(w wasmspec.When, in info, n int64) bool {
 	return w.Nth == nil || *w.Nth == n
 }
 
-// run performs one item: log, set_state, set_args, append_instruction,
-// raise, return.
+// artifactOps runs artifact operations through the host's artifact
+// functions and returns their results as google-adk's dumps show them: a
+// saved version, a loaded part (nil when missing), a list of names. A
+// runner without an artifact service answers UNAVAILABLE, which is
+// google-adk's ValueError.
+func artifactOps(ops []wasmspec.ArtifactOp) ([]any, error) {
+	results := []any{}
+	noService := func(err error) error {
+		var he *adkhost.HostError
+		if errors.As(err, &he) && he.Status == abi.StatusUnavailable {
+			return pyErr(&wasmspec.PyError{Type: "ValueError", Msg: "Artifact service is not initialized."})
+		}
+		return err
+	}
+	for _, op := range ops {
+		switch {
+		case op.Save != nil:
+			v, err := adkhost.Artifacts().Save(*op.Save, &abi.Part{InlineData: &abi.Blob{MIMEType: op.MIMEType, Data: op.Data}})
+			if err != nil {
+				return nil, noService(err)
+			}
+			results = append(results, v)
+		case op.Load != nil:
+			version := adkhost.LatestVersion
+			if op.Version != nil {
+				version = int(*op.Version)
+			}
+			p, err := adkhost.Artifacts().Load(*op.Load, version)
+			var he *adkhost.HostError
+			switch {
+			case errors.As(err, &he) && he.Status == abi.StatusNotFound:
+				results = append(results, nil)
+			case err != nil:
+				return nil, noService(err)
+			default:
+				results = append(results, partDump(p))
+			}
+		default:
+			names, err := adkhost.Artifacts().List()
+			if err != nil {
+				return nil, noService(err)
+			}
+			if names == nil {
+				names = []string{}
+			}
+			results = append(results, names)
+		}
+	}
+	return results, nil
+}
+
+// partDump is a loaded part as google-adk's Part.model_dump(mode="json",
+// exclude_none=True) writes it (inline data, base64; text).
+func partDump(p *abi.Part) map[string]any {
+	d := map[string]any{}
+	if p.Text != "" {
+		d["text"] = p.Text
+	}
+	if b := p.InlineData; b != nil {
+		blob := map[string]any{"data": b.Data}
+		if b.MIMEType != "" {
+			blob["mime_type"] = b.MIMEType
+		}
+		if b.DisplayName != "" {
+			blob["display_name"] = b.DisplayName
+		}
+		d["inline_data"] = blob
+	}
+	return d
+}
+
+// run performs one item: log, set_state, artifacts, escalate,
+// transfer_to_agent, set_args, append_instruction, raise, return. An item
+// with artifacts is logged once they ran, with their results.
 func run(it *wasmspec.Item, in info, args map[string]any, req *abi.LlmRequest) (*ret, error) {
 	key := fmt.Sprintf("%s#%d", it.Hook, it.Index)
 	mu.Lock()
@@ -135,14 +207,39 @@ func run(it *wasmspec.Item, in info, args map[string]any, req *abi.LlmRequest) (
 	if in.author != nil {
 		e["author"] = *in.author
 	}
-	if err := logEntry(e); err != nil {
-		return nil, err
+	withResults := matched && it.Artifacts != nil
+	if !withResults {
+		if err := logEntry(e); err != nil {
+			return nil, err
+		}
 	}
 	if !matched {
 		return nil, nil
 	}
 	for _, kv := range it.SetState {
 		if err := adkhost.State().Set(kv.Key, kv.Value); err != nil {
+			return nil, err
+		}
+	}
+	if withResults {
+		results, err := artifactOps(it.Artifacts)
+		if err == nil {
+			e["artifacts"] = results
+		}
+		if lerr := logEntry(e); lerr != nil {
+			return nil, lerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if it.Escalate {
+		if err := adkhost.Actions().Escalate(); err != nil {
+			return nil, err
+		}
+	}
+	if it.TransferToAgent != nil {
+		if err := adkhost.Actions().TransferToAgent(*it.TransferToAgent); err != nil {
 			return nil, err
 		}
 	}
@@ -337,6 +434,12 @@ func tool(ctx adkhost.ToolContext, in dispatchArgs) (any, error) {
 			return nil, err
 		}
 	}
+	var artifactResults []any
+	if t.Artifacts != nil {
+		if artifactResults, err = artifactOps(t.Artifacts); err != nil {
+			return nil, err
+		}
+	}
 	if t.TransferToAgent != nil {
 		if err := adkhost.Actions().TransferToAgent(*t.TransferToAgent); err != nil {
 			return nil, err
@@ -358,6 +461,9 @@ func tool(ctx adkhost.ToolContext, in dispatchArgs) (any, error) {
 	if t.ReturnArgs {
 		return callArgs, nil
 	}
+	if t.ReturnArtifacts {
+		return map[string]any{"artifacts": artifactResults}, nil
+	}
 	if t.HasReturn {
 		if _, err := value(t.Return); err != nil {
 			return nil, err
@@ -369,7 +475,7 @@ func tool(ctx adkhost.ToolContext, in dispatchArgs) (any, error) {
 }
 
 func init() {
-	adkhost.Module("conformance_behaviours", "1.0.0", abi.CapState, abi.CapActions, abi.CapConfig)
+	adkhost.Module("conformance_behaviours", "1.0.0", abi.CapState, abi.CapActions, abi.CapArtifacts, abi.CapConfig)
 	adkhost.Tool(wasmspec.DispatchTool, "Runs a scenario tool's behaviour.", tool)
 
 	adkhost.BeforeAgent(func(ctx adkhost.CallbackContext) (*abi.Content, error) {

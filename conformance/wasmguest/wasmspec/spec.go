@@ -67,6 +67,23 @@ type ToolSpec struct {
 	Return            json.RawMessage `json:"return,omitempty"`
 	// RequestConfirmation makes the tool ask for confirmation first.
 	RequestConfirmation *Confirmation `json:"request_confirmation,omitempty"`
+	// Artifacts run after SetState; ReturnArtifacts returns their results
+	// as {"artifacts": [...]}.
+	Artifacts       []ArtifactOp `json:"artifacts,omitempty"`
+	ReturnArtifacts bool         `json:"return_artifacts,omitempty"`
+}
+
+// ArtifactOp is one artifact operation: exactly one of Save, Load, List.
+// A save stores Data (base64 in JSON) as an inline part of MIMEType; a
+// load of Version (nil for the newest) gives the part's JSON in
+// google-adk's dump (null when missing); a list gives the names.
+type ArtifactOp struct {
+	Save     *string `json:"save,omitempty"`
+	MIMEType string  `json:"mime_type,omitempty"`
+	Data     []byte  `json:"data,omitempty"`
+	Load     *string `json:"load,omitempty"`
+	Version  *int64  `json:"version,omitempty"`
+	List     bool    `json:"list,omitempty"`
 }
 
 // Confirmation is a tool's request_confirmation behaviour.
@@ -94,6 +111,9 @@ type Item struct {
 	Index             int             `json:"index"`
 	When              When            `json:"when"`
 	SetState          []KV            `json:"set_state,omitempty"`
+	Artifacts         []ArtifactOp    `json:"artifacts,omitempty"`
+	Escalate          bool            `json:"escalate,omitempty"`
+	TransferToAgent   *string         `json:"transfer_to_agent,omitempty"`
 	SetArgs           []KV            `json:"set_args,omitempty"`
 	AppendInstruction *string         `json:"append_instruction,omitempty"`
 	Raise             *PyError        `json:"raise,omitempty"`
