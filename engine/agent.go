@@ -86,6 +86,8 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 		if ctx.Ended() {
 			return
 		}
+		la, _ := a.(*LlmAgent)
+		transfer := ""
 		for ev, err := range a.Run(ctx) {
 			if err != nil {
 				fail(err)
@@ -95,8 +97,38 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 			if !yield(ev, nil) {
 				return
 			}
+			// In google-adk 2.13's node runtime an agent's run ends at the
+			// first of its own events that transfers, whatever made it (the
+			// transfer tool, a tool's or a callback's actions): the
+			// scheduler runs the target next. After_agent callbacks do not
+			// run; a resumable app checkpoints the agent as ended.
+			if la != nil && ctx.isNodeAgent(la) && ev.Author == info.Name && ev.Actions.TransferToAgent != "" {
+				transfer = ev.Actions.TransferToAgent
+				break
+			}
 		}
-		if ctx.Ended() || ctx.transferred {
+		if transfer != "" {
+			if ctx.Resumable() {
+				ctx.setEndOfAgent(info.Name)
+				ev := ctx.agentStateEvent(info.Name)
+				ctx.stampNode(ev)
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			next, err := la.transferTarget(ctx, transfer)
+			if err != nil {
+				fail(err)
+				return
+			}
+			for ev, err := range runAgent(ctx.transferTo(la, next), next) {
+				if !yield(ev, err) || err != nil {
+					return
+				}
+			}
+			return
+		}
+		if ctx.Ended() {
 			return
 		}
 		ev, err = agentCallbackEvent(ctx, false, func(cc callbacks.CallbackContext) (*genai.Content, error) {

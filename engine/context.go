@@ -210,9 +210,6 @@ type InvocationContext struct {
 	// node is the node-runtime run nodePath names; nil without the node
 	// runtime.
 	node *nodeRun
-	// transferred is set when the agent of this node run transferred: its
-	// run ends there (handleFunctionCalls).
-	transferred bool
 	// isolationScope confines this run's events and view of the history
 	// to a task delegation (task.go); "" is unscoped.
 	isolationScope string
@@ -238,14 +235,18 @@ func (c *InvocationContext) withBranch(branch string) *InvocationContext {
 	return child
 }
 
-// fork copies c with its own end-of-invocation flag, starting from c's,
-// for a run that has not transferred.
+// fork copies c with its own end-of-invocation flag, starting from c's.
 func (c *InvocationContext) fork() *InvocationContext {
 	child := *c
 	child.ended = new(atomic.Bool)
 	child.ended.Store(c.ended.Load())
-	child.transferred = false
 	return &child
+}
+
+// isNodeAgent reports whether a runs as a node of google-adk 2.13's node
+// runtime in this context (its own node, not inside a workflow agent's).
+func (c *InvocationContext) isNodeAgent(a Agent) bool {
+	return c.node != nil && c.node.name == a.Info().Name
 }
 
 // withContext returns a copy bound to ctx (for cancellation of branches).

@@ -422,6 +422,20 @@ func TestTransferEndsTransferringAgentRun(t *testing.T) {
 		wantEvents(t, "events", mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{}), call, resp,
 			`{"author":"root","actions":{"endOfAgent":true}}`, reply, `{"author":"sub","actions":{"endOfAgent":true}}`)
 	})
+	t.Run("node runtime, transfer set by a callback", func(t *testing.T) {
+		t.Parallel()
+		// Any event of the agent's own that transfers ends its run, here a
+		// text answer an after_model callback marked.
+		sub := newLlm(t, engine.LlmAgentConfig{Name: "sub", Description: "Sub.", Model: scripted.New("sub-m", text("Sub reply."))})
+		root := newLlm(t, engine.LlmAgentConfig{Name: "root", Model: scripted.New("root-m", text("Root reply.")), SubAgents: []engine.Agent{sub},
+			AfterModel: []callbacks.AfterModel{func(ctx callbacks.CallbackContext, _ *model.Response) (*model.Response, error) {
+				ctx.Actions().TransferToAgent = "sub"
+				return nil, nil
+			}}, AfterAgent: after("root")})
+		r, svc := mustRunner(t, root)
+		wantEvents(t, "events", mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{}),
+			`{"author":"root","content":{"parts":[{"text":"Root reply."}],"role":"model"},"actions":{"transferToAgent":"sub"}}`, reply)
+	})
 	t.Run("workflow root", func(t *testing.T) {
 		t.Parallel()
 		r, svc := mustRunner(t, newSeq(t, "pipe", tree(t)))

@@ -74,20 +74,13 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 		if target == "" {
 			return
 		}
-		if ctx.node != nil && ctx.node.name == a.Name {
-			// In google-adk 2.13's node runtime the agent's run ends at its
-			// transfer (the scheduler runs the target next): a resumable
-			// app checkpoints the agent as ended first, and its after_agent
-			// callbacks do not run. An agent inside a workflow agent's run
-			// transfers the legacy way, the target running within it.
-			ctx.transferred = true
-			if ctx.Resumable() {
-				ctx.setEndOfAgent(a.Name)
-				if !yield(ctx.agentStateEvent(a.Name), nil) {
-					return
-				}
-			}
+		if ctx.isNodeAgent(a) {
+			// The node runtime transfers when the event leaves the agent's
+			// run (runAgentOnce).
+			return
 		}
+		// The legacy way (google-adk's function-call postprocessor): the
+		// target runs within this agent's run.
 		next, err := a.transferTarget(ctx, target)
 		if err != nil {
 			yield(nil, err)

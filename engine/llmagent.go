@@ -177,7 +177,7 @@ func (a *LlmAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, error] 
 			}
 			paused = paused || shouldPause(ev)
 		}
-		if paused || !ctx.Resumable() || ctx.transferred {
+		if paused || !ctx.Resumable() {
 			return
 		}
 		// A resumed step that found its call still unanswered yields
