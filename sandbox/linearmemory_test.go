@@ -2,9 +2,9 @@ package sandbox
 
 import "testing"
 
-// The first allocation leaves room for a small growth, which then keeps
-// the memory where it is instead of copying it; growth past the room
-// doubles; nothing passes the limit.
+// The first allocation of a memory of 1 MiB or more leaves room for a
+// small growth, which then keeps the memory where it is instead of copying
+// it; growth past the room doubles; nothing passes the limit.
 func TestLinearMemoryHeadroom(t *testing.T) {
 	const page = 1 << 16
 	m := (&linearLimit{max: 1024 * page}).Allocate(0, 0).(*linearMemory)
@@ -27,11 +27,17 @@ func TestLinearMemoryHeadroom(t *testing.T) {
 	if b := m.Reallocate(512 * page); cap(b) != 512*page+firstHeadroomMax {
 		t.Fatalf("first allocation of 32 MiB: cap %d, want 1 MiB of room", cap(b))
 	}
-	m = (&linearLimit{max: 10 * page}).Allocate(0, 0).(*linearMemory)
-	if b := m.Reallocate(10 * page); cap(b) != 10*page {
-		t.Fatalf("first allocation at the limit: cap %d, want %d", cap(b), 10*page)
+	m = (&linearLimit{max: 20 * page}).Allocate(0, 0).(*linearMemory)
+	if b := m.Reallocate(18 * page); cap(b) != 20*page {
+		t.Fatalf("first allocation near the limit: cap %d, want the limit, %d", cap(b), 20*page)
 	}
-	if m.Reallocate(11*page) != nil || !m.limit.refused.Load() {
+	if m.Reallocate(21*page) != nil || !m.limit.refused.Load() {
 		t.Fatal("growth past the limit was not refused")
+	}
+
+	// A small memory is allocated at its size.
+	m = (&linearLimit{max: 1024 * page}).Allocate(0, 0).(*linearMemory)
+	if b := m.Reallocate(2 * page); cap(b) != 2*page {
+		t.Fatalf("first allocation of 2 pages: cap %d, want %d", cap(b), 2*page)
 	}
 }

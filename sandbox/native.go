@@ -304,16 +304,22 @@ type linearMemory struct {
 	buf   []byte
 }
 
-// firstHeadroomMax bounds the spare capacity of a linear memory's first
-// allocation.
-const firstHeadroomMax = 1 << 20
+// The spare capacity of a linear memory's first allocation: a quarter of
+// its size, at most firstHeadroomMax, for memories of firstHeadroomMin or
+// more.
+const (
+	firstHeadroomMin = 1 << 20
+	firstHeadroomMax = 1 << 20
+)
 
 // Reallocate implements experimental.LinearMemory: it grows the buffer,
 // doubling its capacity up to the limit, or returns nil past the limit.
-// The first allocation, at instantiation, has a quarter of its size to
-// spare (at most 1 MiB): a Go guest's runtime grows its memory by a page
-// as it starts, and copying the whole memory for that (3 MB for the
-// weather example) was about 2 ms of a cold start.
+// The first allocation, at instantiation, of a memory of 1 MiB or more has
+// a quarter of its size to spare (at most 1 MiB): a Go guest's runtime
+// grows its memory by a page as it starts, and copying the whole memory for
+// that (3 MB for the weather example) was about 2 ms of a cold start. A
+// smaller memory is cheap to copy, and its idle instances keep their exact
+// size (the C example's would grow by a quarter).
 func (m *linearMemory) Reallocate(size uint64) []byte {
 	if size > m.limit.max {
 		m.limit.refused.Store(true)
@@ -324,7 +330,7 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		return m.buf
 	}
 	c := max(size, 2*uint64(cap(m.buf)))
-	if m.buf == nil {
+	if m.buf == nil && size >= firstHeadroomMin {
 		c = size + min(size/4, firstHeadroomMax)
 	}
 	c = min(c, m.limit.max)
