@@ -83,6 +83,10 @@ func TestPluginErrorIsWrappedAndStopsTheChain(t *testing.T) {
 	if want := "Error in plugin 'guard' during 'before_tool_callback' callback: boom"; err.Error() != want {
 		t.Fatalf("message = %q, want %q", err.Error(), want)
 	}
+	// google-adk's plugin manager raises it as a RuntimeError.
+	if code := pe.ErrorCode(); code != "RuntimeError" {
+		t.Errorf("ErrorCode = %q, want RuntimeError", code)
+	}
 	if !slices.Equal(log, []string{"guard"}) {
 		t.Fatalf("ran %v after the failing plugin", log)
 	}

@@ -82,3 +82,7 @@ func (e *PluginError) Error() string {
 }
 
 func (e *PluginError) Unwrap() error { return e.Err }
+
+// ErrorCode is google-adk's exception name for it: its plugin manager
+// raises RuntimeError with this message, the hook's error chained.
+func (e *PluginError) ErrorCode() string { return "RuntimeError" }

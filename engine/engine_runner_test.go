@@ -445,6 +445,29 @@ func TestRunnerOnRunErrorWhenBeforeRunFails(t *testing.T) {
 	}
 }
 
+// Under a root LlmAgent google-adk tells on_run_error of a failing
+// on_user_message hook too, before anything is stored.
+func TestRunnerOnRunErrorWhenOnUserMessageFails(t *testing.T) {
+	t.Parallel()
+	log := &hookLog{}
+	a := newLlm(t, engine.LlmAgentConfig{Name: "assistant", Model: scripted.New("m")})
+	p := &testPlugin{name: "p", log: log, onUserMessage: func(callbacks.ReadonlyContext, *genai.Content) (*genai.Content, error) {
+		return nil, errors.New("bad message")
+	}}
+	r, svc := mustRunner(t, a, p)
+	_, err := run(t, r, svc, "s", userText("Hi"), engine.RunConfig{})
+	var pe *callbacks.PluginError
+	if !errors.As(err, &pe) || pe.Hook != "on_user_message_callback" {
+		t.Fatalf("error = %v, want a PluginError from p's on_user_message_callback", err)
+	}
+	if want := []string{"p.on_user_message", "p.on_run_error"}; !slices.Equal(log.get(), want) {
+		t.Errorf("hooks = %q, want %q", log.get(), want)
+	}
+	if n := len(loadSession(t, svc, "s").Events()); n != 0 {
+		t.Errorf("%d events stored, want none", n)
+	}
+}
+
 func TestRunnerHookOrder(t *testing.T) {
 	t.Parallel()
 	log := &hookLog{}

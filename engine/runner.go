@@ -273,6 +273,11 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 	}
 	if msg != nil {
 		if err := r.appendUserMessage(ictx, msg, cfg); err != nil {
+			// google-adk's node runtime tells on_run_error of a failure in
+			// on_user_message or in storing the message.
+			if _, nodeRuntime := r.tree.root.(*LlmAgent); nodeRuntime {
+				inv.plugins.OnRunError(ictx, err)
+			}
 			return nil, err
 		}
 	} else if len(cfg.StateDelta) > 0 {
