@@ -87,6 +87,12 @@ func (b *builder) agent(spec *AgentSpec, ancestorModel bool) (engine.Agent, erro
 	if spec.GlobalInstruction != nil {
 		cfg.GlobalInstruction = *spec.GlobalInstruction
 	}
+	if p := spec.InstructionProvider; p != nil {
+		cfg.InstructionProvider = func(callbacks.ReadonlyContext) (string, error) { return *p, nil }
+	}
+	if p := spec.GlobalInstructionProvider; p != nil {
+		cfg.GlobalInstructionProvider = func(callbacks.ReadonlyContext) (string, error) { return *p, nil }
+	}
 	if spec.StaticInstruction != nil {
 		cfg.StaticInstruction = buildContent(spec.StaticInstruction)
 	}

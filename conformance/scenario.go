@@ -103,16 +103,19 @@ type AgentSpec struct {
 
 	MaxIterations *int64 // LoopAgent; nil: no bound
 
-	Model                    string
-	Instruction              *string
-	StaticInstruction        *ContentSpec
-	GlobalInstruction        *string
-	IncludeContents          string
-	OutputKey                string
-	OutputSchema             *ModelSchema
-	DisallowTransferToParent bool
-	DisallowTransferToPeers  bool
-	Planner                  *PlannerSpec
+	Model             string
+	Instruction       *string
+	StaticInstruction *ContentSpec
+	GlobalInstruction *string
+	// InstructionProvider and GlobalInstructionProvider are the texts
+	// instruction providers return (used as is, not templated).
+	InstructionProvider, GlobalInstructionProvider *string
+	IncludeContents                                string
+	OutputKey                                      string
+	OutputSchema                                   *ModelSchema
+	DisallowTransferToParent                       bool
+	DisallowTransferToPeers                        bool
+	Planner                                        *PlannerSpec
 	// CodeExecutor is "built_in" (BuiltInCodeExecutor) or "".
 	CodeExecutor             string
 	GenerateContentConfig    map[string]any
@@ -927,7 +930,7 @@ func decodeAgent(n *node, names map[string]bool) *AgentSpec {
 	common := []string{"type", "name", "description", "sub_agents", "callbacks"}
 	switch a.Type {
 	case "LlmAgent":
-		checkKeys(n, where, append(common, "model", "instruction", "static_instruction", "global_instruction", "include_contents", "output_key", "output_schema", "disallow_transfer_to_parent", "disallow_transfer_to_peers", "planner", "generate_content_config", "tools", "mode", "code_executor")...)
+		checkKeys(n, where, append(common, "model", "instruction", "instruction_provider", "static_instruction", "global_instruction", "global_instruction_provider", "include_contents", "output_key", "output_schema", "disallow_transfer_to_parent", "disallow_transfer_to_peers", "planner", "generate_content_config", "tools", "mode", "code_executor")...)
 	case "SequentialAgent", "ParallelAgent":
 		checkKeys(n, where, common...)
 	case "LoopAgent":
@@ -953,6 +956,11 @@ func decodeAgent(n *node, names map[string]bool) *AgentSpec {
 	a.Model = strOr(n, "model", where, "")
 	a.Instruction = optString(n, "instruction", where)
 	a.GlobalInstruction = optString(n, "global_instruction", where)
+	a.InstructionProvider = optString(n, "instruction_provider", where)
+	a.GlobalInstructionProvider = optString(n, "global_instruction_provider", where)
+	if a.Instruction != nil && a.InstructionProvider != nil || a.GlobalInstruction != nil && a.GlobalInstructionProvider != nil {
+		failf(n, "%s: give an instruction or its provider, not both", where)
+	}
 	if v := n.get("static_instruction"); v != nil {
 		a.StaticInstruction = decodeContent(v, where+".static_instruction", "user")
 	}

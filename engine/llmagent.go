@@ -43,6 +43,9 @@ type LlmAgentConfig struct {
 	// GlobalInstruction applies to every agent of the tree when set on the
 	// root (deprecated in google-adk in favour of a plugin; kept for parity).
 	GlobalInstruction string
+	// GlobalInstructionProvider, when set, replaces GlobalInstruction; its
+	// text is used as is, without templating.
+	GlobalInstructionProvider func(ctx callbacks.ReadonlyContext) (string, error)
 	// StaticInstruction goes first in the system instruction and is never
 	// templated; with it, Instruction is sent as user content instead.
 	StaticInstruction *genai.Content

@@ -95,8 +95,8 @@ func outputSchemaWithTools(m model.Model) bool {
 // when a static instruction exists, as labelled user content.
 func (a *LlmAgent) instructionsProcessor(ctx *InvocationContext, call *llmCall) error {
 	req := call.req
-	if root, ok := ctx.RootAgent().(*LlmAgent); ok && root.cfg.GlobalInstruction != "" {
-		si, err := resolveInstruction(ctx, root.cfg.GlobalInstruction, nil)
+	if root, ok := ctx.RootAgent().(*LlmAgent); ok && (root.cfg.GlobalInstruction != "" || root.cfg.GlobalInstructionProvider != nil) {
+		si, err := resolveInstruction(ctx, root.cfg.GlobalInstruction, root.cfg.GlobalInstructionProvider)
 		if err != nil {
 			return fmt.Errorf("agent %q: global instruction: %w", root.Name, err)
 		}

@@ -969,10 +969,21 @@ def build_pydantic_model(spec: dict[str, Any], where: str,
 _COMMON_AGENT_KEYS = {'type', 'name', 'description', 'sub_agents', 'callbacks'}
 _LLM_KEYS = _COMMON_AGENT_KEYS | {
     'model', 'instruction', 'static_instruction', 'global_instruction',
+    'instruction_provider', 'global_instruction_provider',
     'include_contents', 'output_key', 'output_schema',
     'disallow_transfer_to_parent', 'disallow_transfer_to_peers', 'planner',
     'generate_content_config', 'tools', 'mode', 'code_executor',
 }
+
+
+def _instruction_provider(text: str):
+  """An InstructionProvider returning text (google-adk uses it as is)."""
+
+  def provider(readonly_context):
+    del readonly_context
+    return text
+
+  return provider
 
 
 class Builder:
@@ -1039,6 +1050,14 @@ class Builder:
                 'disallow_transfer_to_peers', 'mode'):
         if k in spec:
           kwargs[k] = spec[k]
+      for key, target in (('instruction_provider', 'instruction'),
+                          ('global_instruction_provider',
+                           'global_instruction')):
+        if key in spec:
+          if target in spec:
+            raise ScenarioError(
+                f'{where}: give an instruction or its provider, not both')
+          kwargs[target] = _instruction_provider(spec[key])
       if 'static_instruction' in spec:
         si = spec['static_instruction']
         kwargs['static_instruction'] = (
