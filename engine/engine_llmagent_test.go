@@ -160,6 +160,22 @@ func TestGlobalInstructionOfRootAppliesToSubAgent(t *testing.T) {
 	}
 }
 
+// A global instruction provider's text is used as is, like an
+// instruction provider's: google-adk bypasses state injection for both.
+func TestGlobalInstructionProviderIsNotTemplated(t *testing.T) {
+	t.Parallel()
+	m := scripted.New("m", text("Hi."))
+	root := newLlm(t, engine.LlmAgentConfig{Name: "root", Model: m, Instruction: "Hello {user_name}.",
+		GlobalInstructionProvider: func(ctx callbacks.ReadonlyContext) (string, error) {
+			return "Global for " + ctx.AgentName() + ", {user_name} kept.", nil
+		}})
+	r, svc := mustRunner(t, root)
+	mustRun(t, r, svc, "s", userText("Hi"), engine.RunConfig{StateDelta: map[string]any{"user_name": "Ada"}})
+	if got, want := m.Requests()[0].SystemInstructionText(), "Global for root, {user_name} kept.\n\nHello Ada.\n\n"+identity("root"); got != want {
+		t.Errorf("system instruction:\ngot  %q\nwant %q", got, want)
+	}
+}
+
 func TestStaticInstructionMovesInstructionToUserContent(t *testing.T) {
 	t.Parallel()
 	m := scripted.New("m", text("first answer"), text("second answer"))
