@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/adkhost/adkhost/internal/keyorder"
@@ -70,10 +71,32 @@ func (e *OutputValidationError) Error() string {
 	}
 	fmt.Fprintf(&b, "%d validation error%s for %s", len(e.Errors), plural, e.Model)
 	for _, fe := range e.Errors {
-		fmt.Fprintf(&b, "\n%s\n  %s [type=%s, input_value=%s, input_type=%s]\n    For further information visit %s%s",
-			fe.loc, fe.msg, fe.kind, pyfmt.Repr(fe.input), pyType(fe.input), pydanticDocs, fe.kind)
+		if fe.loc != "" { // a whole-input error (json_invalid) has none
+			b.WriteString("\n" + fe.loc)
+		}
+		fmt.Fprintf(&b, "\n  %s [type=%s, input_value=%s, input_type=%s]\n    For further information visit %s%s",
+			fe.msg, fe.kind, inputRepr(fe.input), pyType(fe.input), pydanticDocs, fe.kind)
 	}
 	return b.String()
+}
+
+// inputRepr is the input_value of a pydantic error: the value's repr,
+// longer than 50 bytes cut to its first 25 and last 24 bytes around
+// "..." (at character boundaries, the head shorter, the tail shorter).
+func inputRepr(v any) string {
+	r := pyfmt.Repr(v)
+	if len(r) <= 50 {
+		return r
+	}
+	head := 25
+	for head > 0 && !utf8.RuneStart(r[head]) {
+		head--
+	}
+	tail := len(r) - 24
+	for tail < len(r) && !utf8.RuneStart(r[tail]) {
+		tail++
+	}
+	return r[:head] + "..." + r[tail:]
 }
 
 // ErrorCode makes the error event carry google-adk's exception name.
@@ -87,15 +110,24 @@ func (e *OutputValidationError) ErrorCode() string { return "ValidationError" }
 // declared order, which schemaOrder (the key order of schema as written,
 // LlmAgentConfig.OutputSchemaKeyOrder) gives for each properties object.
 func validateOutput(schema map[string]any, schemaOrder json.RawMessage, text string) (any, json.RawMessage, error) {
-	parsed, err := parseJSONOutput(stripCodeFence(text))
+	text = stripCodeFence(text)
+	props, _ := schema["properties"].(map[string]any)
+	isModel := (schema["type"] == nil || schema["type"] == "object") && props != nil
+	title, _ := schema["title"].(string)
+	if isModel {
+		// pydantic's model_validate_json: text that is not one JSON value
+		// (trailing text included) is its json_invalid error.
+		if msg := jsonSyntaxError(text); msg != "" {
+			return nil, nil, &OutputValidationError{Model: title, Errors: []fieldError{{kind: "json_invalid", msg: "Invalid JSON: " + msg, input: text}}}
+		}
+	}
+	parsed, err := parseJSONOutput(text)
 	if err != nil {
 		return nil, nil, err
 	}
-	props, _ := schema["properties"].(map[string]any)
-	if schema["type"] != nil && schema["type"] != "object" || props == nil {
+	if !isModel {
 		return parsed, nil, nil
 	}
-	title, _ := schema["title"].(string)
 	v := &schemaValidator{root: schema}
 	if t := keyorder.Parse(schemaOrder); t != nil {
 		v.declared = map[unsafe.Pointer][]string{}
