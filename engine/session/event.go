@@ -223,8 +223,23 @@ func (e *Event) readKeyOrder(data []byte) error {
 // eventJSON is Event without its methods, for the default decoding.
 type eventJSON Event
 
-// UnmarshalJSON decodes google-adk's wire format.
+// UnmarshalJSON decodes google-adk's wire format, with the key order of
+// function call args and responses (see MarshalJSON). The decoder is
+// eventdecode.go's; what it does not handle is decoded reflectively, with
+// the same result.
 func (e *Event) UnmarshalJSON(data []byte) error {
+	saved := *e
+	if decodeEvent(data, e) {
+		return nil
+	}
+	*e = saved
+	return e.unmarshalReflect(data)
+}
+
+// unmarshalReflect decodes data with encoding/json, then reads the key
+// order of args and responses from it: the decoding eventdecode.go leaves
+// inputs to, and the reference FuzzEventUnmarshal checks it against.
+func (e *Event) unmarshalReflect(data []byte) error {
 	var w struct {
 		*eventJSON
 		Timestamp float64 `json:"timestamp"`

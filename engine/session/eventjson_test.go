@@ -25,10 +25,12 @@ func checkEventJSON(t *testing.T, e *Event) {
 	}
 }
 
-func TestEventJSONMatchesReflection(t *testing.T) {
+// encoderEvents are events with every kind of field and value the
+// encoder handles (some it must refuse: NaN, Inf).
+func encoderEvents() []*Event {
 	yes := true
 	ts := time.Unix(1732500000, 123456000)
-	events := []*Event{
+	return []*Event{
 		{ID: "e1", InvocationID: "i", Author: "user", Timestamp: ts,
 			Response: model.Response{Content: &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "a <b> & \"c\"\n\t\u2028 \xff é \x01\x08\x0c"}}}}},
 		{ID: "e2", Author: "agent", Branch: "a.b", Timestamp: ts, LongRunningToolIDs: []string{"x", "<y>"},
@@ -59,7 +61,10 @@ func TestEventJSONMatchesReflection(t *testing.T) {
 		{ID: "e9", NodeInfo: &NodeInfo{OutputFor: []string{}}},
 		{ID: "e7", Actions: EventActions{ArtifactDelta: map[string]int{"b.txt": 2, "a<&>\u2028\xff": -1, "": 0, "é": 1 << 40}}},
 	}
-	for _, e := range events {
+}
+
+func TestEventJSONMatchesReflection(t *testing.T) {
+	for _, e := range encoderEvents() {
 		checkEventJSON(t, e)
 	}
 }
@@ -68,14 +73,7 @@ func TestEventJSONMatchesReflection(t *testing.T) {
 // and the engine define, key orders read back) and compares the encoder
 // with the reflective encoding.
 func FuzzEventJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"content":{"parts":[{"functionCall":{"id":"c","name":"f","args":{"b":1,"a":{"d":[{"y":1,"x":2}],"c":"<&>"}}}}],"role":"model"},"id":"e","invocationId":"i","author":"a","actions":{"stateDelta":{"k":1}},"timestamp":1.5}`,
-		`{"content":{"parts":[{"text":""},{"functionResponse":{"name":"f","response":{"z":1,"a":null}},"thoughtSignature":"AQID"}]},"actions":{},"usageMetadata":{"promptTokenCount":1},"groundingMetadata":{"webSearchQueries":["q"]},"errorCode":"E","partial":true,"longRunningToolIds":["x"]}`,
-		`{"content":{"parts":[{"text":"a"}],"role":"model"},"groundingMetadata":{"webSearchQueries":["q"]},"partial":false,"turnComplete":true,"customMetadata":{"partial":true}}`,
-		`{"actions":{"requestedAuthConfigs":{"a":{"b":1}},"agentState":{},"endOfAgent":true,"escalate":true,"transferToAgent":"t","rewindBeforeInvocationId":"r","compaction":{"startTimestamp":1,"endTimestamp":2,"compactedContent":{"parts":[{"text":"s"}]}}},"nodeInfo":{"path":"a/b"},"output":{"b":1,"a":2},"avgLogprobs":1e-9,"timestamp":1e21}`,
-		`{"nodeInfo":{"path":"p","outputFor":["a","b"],"messageAsOutput":true},"id":"e"}`,
-		`{"actions":{"artifactDelta":{"z":1,"a":0,"\u003c":3}},"id":"e"}`,
-	} {
+	for _, s := range eventJSONSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -85,6 +83,17 @@ func FuzzEventJSON(f *testing.F) {
 		}
 		checkEventJSON(t, &e)
 	})
+}
+
+// eventJSONSeeds are events with most fields genai and the engine define,
+// and dicts out of sorted order: seeds of both fuzzers.
+var eventJSONSeeds = []string{
+	`{"content":{"parts":[{"functionCall":{"id":"c","name":"f","args":{"b":1,"a":{"d":[{"y":1,"x":2}],"c":"<&>"}}}}],"role":"model"},"id":"e","invocationId":"i","author":"a","actions":{"stateDelta":{"k":1}},"timestamp":1.5}`,
+	`{"content":{"parts":[{"text":""},{"functionResponse":{"name":"f","response":{"z":1,"a":null}},"thoughtSignature":"AQID"}]},"actions":{},"usageMetadata":{"promptTokenCount":1},"groundingMetadata":{"webSearchQueries":["q"]},"errorCode":"E","partial":true,"longRunningToolIds":["x"]}`,
+	`{"content":{"parts":[{"text":"a"}],"role":"model"},"groundingMetadata":{"webSearchQueries":["q"]},"partial":false,"turnComplete":true,"customMetadata":{"partial":true}}`,
+	`{"actions":{"requestedAuthConfigs":{"a":{"b":1}},"agentState":{},"endOfAgent":true,"escalate":true,"transferToAgent":"t","rewindBeforeInvocationId":"r","compaction":{"startTimestamp":1,"endTimestamp":2,"compactedContent":{"parts":[{"text":"s"}]}}},"nodeInfo":{"path":"a/b"},"output":{"b":1,"a":2},"avgLogprobs":1e-9,"timestamp":1e21}`,
+	`{"nodeInfo":{"path":"p","outputFor":["a","b"],"messageAsOutput":true},"id":"e"}`,
+	`{"actions":{"artifactDelta":{"z":1,"a":0,"\u003c":3}},"id":"e"}`,
 }
 
 // BenchmarkEventJSON encodes a served turn's four events (the user's
