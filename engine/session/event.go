@@ -238,7 +238,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 
 // unmarshalReflect decodes data with encoding/json, then reads the key
 // order of args and responses from it: the decoding eventdecode.go leaves
-// inputs to, and the reference FuzzEventUnmarshal checks it against.
+// the inputs it does not handle to.
 func (e *Event) unmarshalReflect(data []byte) error {
 	var w struct {
 		*eventJSON

@@ -22,7 +22,7 @@ func checkUnmarshal(t *testing.T, data []byte, fresh func() *Event) (decoded boo
 	t.Helper()
 	got, want := fresh(), fresh()
 	err := got.UnmarshalJSON(data)
-	werr := want.unmarshalReflect(data)
+	werr := unmarshalEventReflect(want, data)
 	if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
 		t.Fatalf("UnmarshalJSON(%q): error %v, reflective decoding: %v", data, err, werr)
 	}
@@ -46,9 +46,9 @@ func zeroEvent() *Event { return new(Event) }
 // fields set, which encoding/json decodes into, merging.
 func filledEvent() *Event {
 	e := new(Event)
-	err := e.unmarshalReflect([]byte(`{"content":{"parts":[{"functionCall":{"id":"c","name":"f","args":{"b":1,"a":2}}},{"text":"t"}],"role":"model"},` +
-		`"usageMetadata":{"promptTokenCount":1},"customMetadata":{"m":1},"id":"e","invocationId":"i","author":"a","branch":"b",` +
-		`"actions":{"stateDelta":{"k":1},"artifactDelta":{"f":1},"requestedAuthConfigs":{"c":{}},"requestedToolConfirmations":{"c":{"hint":"h"}},"agentState":{"s":0},"setModelResponse":{"x":1},"escalate":true},` +
+	err := unmarshalEventReflect(e, []byte(`{"content":{"parts":[{"functionCall":{"id":"c","name":"f","args":{"b":1,"a":2}}},{"text":"t"}],"role":"model"},`+
+		`"usageMetadata":{"promptTokenCount":1},"customMetadata":{"m":1},"id":"e","invocationId":"i","author":"a","branch":"b",`+
+		`"actions":{"stateDelta":{"k":1},"artifactDelta":{"f":1},"requestedAuthConfigs":{"c":{}},"requestedToolConfirmations":{"c":{"hint":"h"}},"agentState":{"s":0},"setModelResponse":{"x":1},"escalate":true},`+
 		`"longRunningToolIds":["c"],"nodeInfo":{"path":"p","outputFor":["o"]},"output":{"o":1},"timestamp":1.5}`))
 	if err != nil {
 		panic(err)
@@ -103,7 +103,7 @@ func unmarshalSeeds(tb testing.TB) [][]byte {
 				out = append(out, b)
 				// And as the store writes it, when it decodes.
 				var e Event
-				if e.unmarshalReflect(b) == nil {
+				if unmarshalEventReflect(&e, b) == nil {
 					if b, err := e.MarshalJSON(); err == nil {
 						out = append(out, b)
 					}

@@ -135,3 +135,44 @@ func marshalOrderedPart(p *genai.Part, hint json.RawMessage) ([]byte, error) {
 	}
 	return json.Marshal(w)
 }
+
+// The reflective event decoding UnmarshalJSON used before eventdecode.go
+// (its fallback, unmarshalReflect, is the same code): the reference
+// FuzzEventUnmarshal checks UnmarshalJSON against, kept apart so that a
+// change to the fallback is checked too.
+
+func unmarshalEventReflect(e *Event, data []byte) error {
+	var w struct {
+		*eventJSON
+		Timestamp float64 `json:"timestamp"`
+		// Partial shadows Response.Partial: an explicit false is Aggregated.
+		Partial *bool `json:"partial"`
+	}
+	w.eventJSON = (*eventJSON)(e)
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	e.Timestamp = FloatToTime(w.Timestamp)
+	e.Partial, e.Aggregated = w.Partial != nil && *w.Partial, w.Partial != nil && !*w.Partial
+	e.KeyOrder = nil
+	if e.Content == nil || !slices.ContainsFunc(e.Content.Parts, func(p *genai.Part) bool {
+		return p != nil && (p.FunctionCall != nil && len(p.FunctionCall.Args) > 0 ||
+			p.FunctionResponse != nil && len(p.FunctionResponse.Response) > 0)
+	}) {
+		return nil
+	}
+	parts := keyorder.Elements(keyorder.Member(keyorder.Member(data, "content"), "parts"))
+	for i, p := range parts {
+		if i >= len(e.Content.Parts) {
+			break
+		}
+		var h json.RawMessage
+		if fc := keyorder.Member(p, "functionCall"); fc != nil {
+			h = keyorder.Of(keyorder.Member(fc, "args"))
+		} else if fr := keyorder.Member(p, "functionResponse"); fr != nil {
+			h = keyorder.Of(keyorder.Member(fr, "response"))
+		}
+		e.SetPartKeyOrder(i, h)
+	}
+	return nil
+}
