@@ -50,11 +50,25 @@ func (t *transferTool) Declaration() *genai.FunctionDeclaration {
 // Run records the transfer; the flow carries it out after the response
 // event is yielded.
 func (t *transferTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
-	name, _ := args["agent_name"].(string)
-	if name == "" {
-		return nil, fmt.Errorf("transfer_to_agent: agent_name must be a non-empty string, got %v", args["agent_name"])
+	return runTransferToAgent(ctx, args)
+}
+
+// runTransferToAgent is google-adk's transfer_to_agent function as its
+// FunctionTool calls it: a call without agent_name is answered with the
+// missing-argument error for the model; an empty name transfers nowhere
+// (google-adk's scheduler only transfers to a non-empty string).
+func runTransferToAgent(ctx callbacks.ToolContext, args map[string]any) (any, error) {
+	v, ok := args["agent_name"]
+	if !ok {
+		return tool.MissingArgumentsResult(transferToAgentName, "agent_name"), nil
 	}
-	ctx.Actions().TransferToAgent = name
+	name, isString := v.(string)
+	if !isString {
+		return nil, fmt.Errorf("transfer_to_agent: agent_name must be a string, got %T", v)
+	}
+	if name != "" {
+		ctx.Actions().TransferToAgent = name
+	}
 	return nil, nil
 }
 
@@ -185,11 +199,9 @@ func (t TransferToAgentFunctionTool) Declaration() *genai.FunctionDeclaration {
 
 // Run records the transfer (and its reason) for the flow to carry out.
 func (TransferToAgentFunctionTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
-	name, _ := args["agent_name"].(string)
-	if name == "" {
-		return nil, fmt.Errorf("transfer_to_agent: agent_name must be a non-empty string, got %v", args["agent_name"])
+	if r, err := runTransferToAgent(ctx, args); r != nil || err != nil {
+		return r, err
 	}
-	ctx.Actions().TransferToAgent = name
 	if reason, _ := args["transfer_reason"].(string); reason != "" {
 		ctx.Actions().TransferReason = reason
 	}

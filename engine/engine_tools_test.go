@@ -674,3 +674,20 @@ func TestRepeatedWarningsOncePerInvocation(t *testing.T) {
 		t.Errorf("no bounded unknown-tool warning in\n%.2000s", out)
 	}
 }
+
+// transfer_to_agent runs like google-adk's function tool: without
+// agent_name the model gets the missing-argument error and is asked
+// again; an empty name transfers nowhere.
+func TestTransferToAgentArguments(t *testing.T) {
+	t.Parallel()
+	m := scripted.New("m", calls(fcall("transfer_to_agent", nil)), calls(fcall("transfer_to_agent", map[string]any{"agent_name": ""})), text("Still root."))
+	sub := newLlm(t, engine.LlmAgentConfig{Name: "sub", Description: "Sub.", Model: scripted.New("sub-m")})
+	r, svc := mustRunner(t, newLlm(t, engine.LlmAgentConfig{Name: "root", Model: m, SubAgents: []engine.Agent{sub}}))
+	evs := mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{})
+	wantEvents(t, "events", evs,
+		`{"author":"root","content":{"parts":[{"functionCall":{"id":"adk-*","name":"transfer_to_agent"}}],"role":"model"}}`,
+		`{"author":"root","content":{"parts":[{"functionResponse":{"id":"adk-*","name":"transfer_to_agent","response":{"error":"Invoking `+"`transfer_to_agent()`"+` failed as the following mandatory input parameters are not present:\nagent_name\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters."}}}],"role":"user"}}`,
+		`{"author":"root","content":{"parts":[{"functionCall":{"args":{"agent_name":""},"id":"adk-*","name":"transfer_to_agent"}}],"role":"model"}}`,
+		`{"author":"root","content":{"parts":[{"functionResponse":{"id":"adk-*","name":"transfer_to_agent","response":{"result":null}}}],"role":"user"}}`,
+		`{"author":"root","content":{"parts":[{"text":"Still root."}],"role":"model"}}`)
+}

@@ -56,7 +56,7 @@ func (t LoadMemoryTool) Run(ctx callbacks.ToolContext, args map[string]any) (any
 		// google-adk's FunctionTool reports a missing mandatory argument to
 		// the model instead of calling the function.
 		if _, present := args["query"]; !present {
-			return map[string]any{"error": "Invoking `load_memory()` failed as the following mandatory input parameters are not present:\nquery\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters."}, nil
+			return tool.MissingArgumentsResult("load_memory", "query"), nil
 		}
 		return nil, fmt.Errorf("load_memory: query must be a string, got %T", args["query"])
 	}

@@ -145,9 +145,16 @@ func (f *Function) Run(ctx callbacks.ToolContext, args map[string]any) (any, err
 		}
 	}
 	if len(missing) > 0 {
-		return map[string]any{"error": fmt.Sprintf("Invoking `%s()` failed as the following mandatory input parameters are not present:\n%s\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.", f.name, strings.Join(missing, "\n"))}, nil
+		return MissingArgumentsResult(f.name, missing...), nil
 	}
 	return f.fn(ctx, args)
+}
+
+// MissingArgumentsResult is the result google-adk's FunctionTool gives
+// the model instead of calling a function whose mandatory arguments the
+// call left out (so that the model can retry).
+func MissingArgumentsResult(name string, missing ...string) map[string]any {
+	return map[string]any{"error": fmt.Sprintf("Invoking `%s()` failed as the following mandatory input parameters are not present:\n%s\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.", name, strings.Join(missing, "\n"))}
 }
 
 // RequiresConfirmation implements ConfirmationRequirer.
