@@ -78,6 +78,7 @@ type result struct {
 	content  *genai.Content
 	response *model.Response
 	value    map[string]any
+	event    *EventUpdateSpec
 }
 
 // run logs the call and applies the item: set_state, artifacts, escalate,
@@ -142,6 +143,8 @@ func (b *behaviourRun) run(info hookInfo, cc callbacks.CallbackContext, args map
 		return &result{content: buildContent(b.ReturnContent)}, nil
 	case b.ReturnResponse != nil:
 		return &result{response: buildResponse(b.ReturnResponse)}, nil
+	case b.ReturnEvent != nil:
+		return &result{event: b.ReturnEvent}, nil
 	}
 	switch v := deepCopy(b.ReturnValue).(type) {
 	case nil:
@@ -294,9 +297,21 @@ func (p *scenarioPlugin) AfterRun(ctx callbacks.ReadonlyContext) error {
 	return err
 }
 
+// OnEvent returns google-adk's Event(author=event.author, **fields) for
+// an item's replacement; the engine merges the fields it sets.
 func (p *scenarioPlugin) OnEvent(_ callbacks.ReadonlyContext, e *session.Event) (*session.Event, error) {
-	_, err := firstResult(p.hooks["on_event"], hookInfo{author: strp(e.Author)}, nil, nil, nil)
-	return nil, err
+	r, err := firstResult(p.hooks["on_event"], hookInfo{author: strp(e.Author)}, nil, nil, nil)
+	if err != nil || r == nil || r.event == nil {
+		return nil, err
+	}
+	repl := &session.Event{Author: e.Author}
+	if r.event.Content != nil {
+		repl.Content = buildContent(r.event.Content)
+	}
+	if r.event.CustomMetadata != nil {
+		repl.CustomMetadata = deepCopyMap(r.event.CustomMetadata)
+	}
+	return repl, nil
 }
 
 func (p *scenarioPlugin) BeforeAgent(ctx callbacks.CallbackContext) (*genai.Content, error) {

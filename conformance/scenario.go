@@ -324,13 +324,15 @@ type Behaviour struct {
 	ReturnContent     *ContentSpec
 	ReturnResponse    *ResponseSpec
 	ReturnValue       any
+	// ReturnEvent is on_event's replacement: the fields it sets.
+	ReturnEvent *EventUpdateSpec
 }
 
 // Hook classes (what `return` means).
 var (
 	contentHooks  = []string{"before_agent", "after_agent", "before_run", "on_user_message"}
 	responseHooks = []string{"before_model", "after_model", "on_model_error"}
-	noneHooks     = []string{"after_run", "on_event", "on_agent_error", "on_run_error"}
+	noneHooks     = []string{"after_run", "on_agent_error", "on_run_error"}
 	// noContextHooks have no callback or tool context: no state,
 	// artifacts or actions.
 	noContextHooks = []string{"on_user_message", "before_run", "after_run", "on_event", "on_run_error"}
@@ -1252,6 +1254,8 @@ func decodeBehaviour(n *node, hook, owner string, index int) *Behaviour {
 			b.ReturnContent = decodeContent(v, where+".return", role)
 		case slices.Contains(responseHooks, hook):
 			b.ReturnResponse = decodeResponse(v, where+".return", false)
+		case hook == "on_event":
+			b.ReturnEvent = decodeEventUpdate(v, where+".return")
 		case slices.Contains(noneHooks, hook):
 			failf(v, "%s: hook %s cannot return a value", where, hook)
 		default:
@@ -1336,4 +1340,31 @@ func decodeArtifactOps(n *node, where string) []ArtifactOp {
 		ops = append(ops, op)
 	}
 	return ops
+}
+
+// EventUpdateSpec is what an on_event replacement sets (its other fields
+// unset): content from text/parts/role, custom_metadata.
+type EventUpdateSpec struct {
+	Content        *ContentSpec
+	CustomMetadata map[string]any
+}
+
+func decodeEventUpdate(n *node, where string) *EventUpdateSpec {
+	if n.kind != kindMap {
+		failf(n, "%s: expected a mapping", where)
+	}
+	checkKeys(n, where, "text", "parts", "role", "custom_metadata")
+	u := &EventUpdateSpec{}
+	if n.has("text") || n.has("parts") {
+		c := &ContentSpec{Role: strOr(n, "role", where, "model")}
+		if t := optString(n, "text", where); t != nil {
+			c.Parts = append(c.Parts, PartSpec{Text: t})
+		}
+		c.Parts = append(c.Parts, decodeParts(n.get("parts"), where+".parts")...)
+		u.Content = c
+	}
+	if v := n.get("custom_metadata"); v != nil {
+		u.CustomMetadata = asMapValue(v, where+".custom_metadata")
+	}
+	return u
 }

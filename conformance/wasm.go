@@ -259,6 +259,14 @@ func itemSpec(b *Behaviour) (*wasmspec.Item, error) {
 			return nil, fmt.Errorf("%s of %s: return: %w", b.Hook, b.Owner, err)
 		}
 		it.ReturnResponse = rawJSON(r)
+	case b.ReturnEvent != nil:
+		it.ReturnEvent = &wasmspec.EventUpdate{}
+		if b.ReturnEvent.Content != nil {
+			it.ReturnEvent.Content = rawJSON(host.ContentToABI(buildContent(b.ReturnEvent.Content)))
+		}
+		if b.ReturnEvent.CustomMetadata != nil {
+			it.ReturnEvent.CustomMetadata = rawJSON(b.ReturnEvent.CustomMetadata)
+		}
 	default:
 		it.ReturnValue = rawJSON(b.ReturnValue)
 	}

@@ -125,6 +125,8 @@ def run(it, info, args, req):
         raise PyError(it["raise"])
     if not it.get("has_return"):
         return None
+    if it.get("return_event") is not None:
+        return ("event", it["return_event"])
     if it.get("return_content") is not None:
         return ("content", it["return_content"])
     if it.get("return_response") is not None:
@@ -278,8 +280,17 @@ class RunHooks(BasePlugin):
         return first("before_run", _agent(invocation_context))
 
     async def on_event_callback(self, *, invocation_context, event):
-        first("on_event", {"author": event.author})
-        return None
+        upd = first("on_event", {"author": event.author})
+        if upd is None:
+            return None
+        # The event with the item's fields replaced (google-adk merges the
+        # fields a replacement sets onto the event).
+        out = event.model_dump()
+        if upd.get("content") is not None:
+            out["content"] = upd["content"]
+        if upd.get("custom_metadata") is not None:
+            out["customMetadata"] = upd["custom_metadata"]
+        return out
 
     async def after_run_callback(self, *, invocation_context):
         first("after_run", _agent(invocation_context))

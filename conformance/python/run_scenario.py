@@ -502,7 +502,22 @@ _CONTENT_HOOKS = {'before_agent', 'after_agent', 'before_run',
                   'on_user_message'}
 _RESPONSE_HOOKS = {'before_model', 'after_model', 'on_model_error'}
 _DICT_HOOKS = {'before_tool', 'after_tool', 'on_tool_error'}
-_NONE_HOOKS = {'after_run', 'on_event', 'on_agent_error', 'on_run_error'}
+_NONE_HOOKS = {'after_run', 'on_agent_error', 'on_run_error'}
+# on_event returns the fields of a replacement event.
+_EVENT_RETURN_KEYS = {'text', 'parts', 'role', 'custom_metadata'}
+
+
+def build_event_update(spec: Any, where: str) -> dict[str, Any]:
+  """The fields an on_event replacement sets: content, custom_metadata."""
+  _check_keys(where, spec, _EVENT_RETURN_KEYS)
+  fields: dict[str, Any] = {}
+  if 'text' in spec or 'parts' in spec:
+    fields['content'] = build_content(
+        {k: spec[k] for k in ('text', 'parts', 'role') if k in spec}, where,
+        'model')
+  if 'custom_metadata' in spec:
+    fields['custom_metadata'] = copy.deepcopy(spec['custom_metadata'])
+  return fields
 AGENT_HOOKS = ['before_agent', 'after_agent', 'before_model', 'after_model',
                'on_model_error', 'before_tool', 'after_tool', 'on_tool_error']
 PLUGIN_HOOKS = ['on_user_message', 'before_run', 'after_run', 'on_event',
@@ -536,6 +551,8 @@ class Behaviour:
                       'user' if hook == 'on_user_message' else 'model')
       elif hook in _RESPONSE_HOOKS:
         build_llm_response(r, where + '.return')
+      elif hook == 'on_event':
+        build_event_update(r, where + '.return')
       elif hook in _NONE_HOOKS:
         raise ScenarioError(f'{where}: hook {hook} cannot return a value')
     if 'set_args' in spec and hook != 'before_tool':
@@ -606,6 +623,8 @@ class Behaviour:
                            'user' if self.hook == 'on_user_message' else 'model')
     if self.hook in _RESPONSE_HOOKS:
       return build_llm_response(r, where)
+    if self.hook == 'on_event':
+      return build_event_update(r, where)
     return copy.deepcopy(r)
 
 
@@ -688,8 +707,11 @@ class ScenarioPlugin(BasePlugin):
     return None
 
   async def on_event_callback(self, *, invocation_context, event):
-    await _first_result(self._b('on_event'), {'author': event.author})
-    return None
+    fields = await _first_result(self._b('on_event'), {'author': event.author})
+    if fields is None:
+      return None
+    from google.adk.events.event import Event  # pylint: disable=g-import-not-at-top
+    return Event(author=event.author, **fields)
 
   async def before_agent_callback(self, *, agent, callback_context):
     return await _first_result(self._b('before_agent'), {'agent': agent.name},

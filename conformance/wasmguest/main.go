@@ -97,6 +97,7 @@ type ret struct {
 	content  *abi.Content
 	response *abi.LlmResponse
 	value    map[string]any
+	event    *wasmspec.EventUpdate
 }
 
 func matches(w wasmspec.When, in info, n int64) bool {
@@ -258,6 +259,9 @@ func run(it *wasmspec.Item, in info, args map[string]any, req *abi.LlmRequest) (
 	}
 	if !it.HasReturn {
 		return nil, nil
+	}
+	if it.ReturnEvent != nil {
+		return &ret{event: it.ReturnEvent}, nil
 	}
 	switch {
 	case len(it.ReturnContent) > 0:
@@ -523,8 +527,28 @@ func init() {
 		return r.getContent(), err
 	})
 	adkhost.OnEvent(func(_ adkhost.CallbackContext, ev *abi.Event) (*abi.Event, error) {
-		_, err := first("on_event", info{author: sp(ev.Author)}, nil, nil)
-		return nil, err
+		r, err := first("on_event", info{author: sp(ev.Author)}, nil, nil)
+		if err != nil || r == nil || r.event == nil {
+			return nil, err
+		}
+		// The event with the item's fields replaced (google-adk merges the
+		// fields a replacement sets onto the event).
+		out := *ev
+		if len(r.event.Content) > 0 {
+			var c abi.Content
+			if err := json.Unmarshal(r.event.Content, &c); err != nil {
+				return nil, err
+			}
+			out.Content = &c
+		}
+		if len(r.event.CustomMetadata) > 0 {
+			v, err := value(r.event.CustomMetadata)
+			if err != nil {
+				return nil, err
+			}
+			out.CustomMetadata, _ = v.(map[string]any)
+		}
+		return &out, nil
 	})
 	adkhost.AfterRun(func(ctx adkhost.CallbackContext) error {
 		_, err := first("after_run", agentInfo(ctx), nil, nil)

@@ -121,4 +121,13 @@ type Item struct {
 	ReturnContent     json.RawMessage `json:"return_content,omitempty"`
 	ReturnResponse    json.RawMessage `json:"return_response,omitempty"`
 	ReturnValue       json.RawMessage `json:"return_value,omitempty"`
+	// ReturnEvent is on_event's replacement: the fields set on the event
+	// (content, an abi.Content; custom_metadata), the others kept.
+	ReturnEvent *EventUpdate `json:"return_event,omitempty"`
+}
+
+// EventUpdate is what an on_event item's replacement sets.
+type EventUpdate struct {
+	Content        json.RawMessage `json:"content,omitempty"`
+	CustomMetadata json.RawMessage `json:"custom_metadata,omitempty"`
 }
