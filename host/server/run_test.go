@@ -390,3 +390,18 @@ func TestCreateSessionKeepsStateKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRefusedMessage checks that a new message the Runner refuses (a
+// function response answering no call) is the client's error, 400 with
+// google-adk's reason, not a server failure.
+func TestRunRefusedMessage(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.setupApp("plain", "v1", false)
+	h.must(http.StatusOK)(h.do("POST", "/apps/plain/users/u/sessions", map[string]any{"sessionId": "s"}))
+	body := map[string]any{"appName": "plain", "userId": "u", "sessionId": "s", "newMessage": map[string]any{"role": "user",
+		"parts": []any{map[string]any{"functionResponse": map[string]any{"id": "nope", "name": "f", "response": map[string]any{}}}}}}
+	st, b := h.do("POST", "/run", body)
+	if st != http.StatusBadRequest || !strings.Contains(string(b), "new message refused") {
+		t.Errorf("a function response answering no call: %d %s, want 400", st, b)
+	}
+}

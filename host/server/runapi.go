@@ -221,6 +221,10 @@ func (s *Server) run(c echo.Context) error {
 		return sessionNotFound(la.name, req.UserID, req.SessionID)
 	case errors.As(err, new(*engine.InvocationNotFoundError)):
 		return wrapErr(http.StatusNotFound, "Invocation not found", err)
+	case errors.As(err, new(*engine.MessageError)):
+		// The Runner refused the new message before running (google-adk's
+		// ValueError): the client's request is what is wrong.
+		return wrapErr(http.StatusBadRequest, "new message refused", err)
 	case errors.Is(err, session.ErrStateTooLarge):
 		return stateTooLarge("run stopped", err)
 	case errors.Is(err, session.ErrStale):
