@@ -53,7 +53,7 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 //     requestedToolConfirmations, and the author (which routes the next
 //     turn as a transfer does): Actions;
 //   - the event's identity (id, invocationId, branch, timestamp,
-//     longRunningToolIds) and the engine's own actions (compaction,
+//     longRunningToolIds), partial set on a final event (never stored) and the engine's own actions (compaction,
 //     rewindBeforeInvocationId, agentState, endOfAgent, setModelResponse,
 //     requestedAuthConfigs): never.
 func admitEvent(g sandbox.Grants, writeUser, writeApp bool, before, after *abi.Event) error {
@@ -77,6 +77,13 @@ func admitEvent(g sandbox.Grants, writeUser, writeApp bool, before, after *abi.E
 	}
 	if !slices.Equal(after.LongRunningToolIDs, before.LongRunningToolIDs) {
 		deny("longRunningToolIds", never)
+	}
+	// The runner never stores a partial event, so marking a final one
+	// partial would drop its deltas (other modules' writes) unchecked.
+	// Leaving partial out of a partial event's replacement changes
+	// nothing: the runner keeps the original's.
+	if after.Partial && !before.Partial {
+		deny("partial", never)
 	}
 	a, b := &after.Actions, &before.Actions
 	if !sameJSON(a.Compaction, b.Compaction) {

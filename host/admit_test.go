@@ -61,6 +61,10 @@ func TestAdmitEvent(t *testing.T) {
 		{"branch", func(e *abi.Event) { e.Branch = "other" }, all, true, true, "branch"},
 		{"timestamp", func(e *abi.Event) { e.Timestamp = 2 }, all, true, true, "timestamp"},
 		{"longRunningToolIds", func(e *abi.Event) { e.LongRunningToolIDs = []string{"c"} }, all, true, true, "longRunningToolIds"},
+		// A partial event is never stored: marking the final one partial
+		// would drop its state and artifact deltas (another module's
+		// writes) without touching them.
+		{"partial on a final event, even with every grant", func(e *abi.Event) { e.Partial = true }, all, true, true, "partial (no grant allows it)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := baseEvent()
@@ -77,6 +81,19 @@ func TestAdmitEvent(t *testing.T) {
 				t.Fatalf("err = %v, want ErrNotPermitted naming %q", err, tc.deny)
 			}
 		})
+	}
+}
+
+// TestAdmitEventPartialLeftOut: a replacement built from scratch (content
+// only) for a streamed partial event leaves partial out; the runner keeps
+// the original's, so that is no change and passes.
+func TestAdmitEventPartialLeftOut(t *testing.T) {
+	before := baseEvent()
+	before.Partial = true
+	after := roundTrip(t, before)
+	after.Partial = false
+	if err := admitEvent(sandbox.Grants{}, false, false, before, after); err != nil {
+		t.Fatalf("refused: %v", err)
 	}
 }
 
