@@ -128,17 +128,22 @@ func TestAdmitKnowsEveryOutput(t *testing.T) {
 }
 
 // FuzzAdmitEvent: an admitted replacement from a module with no grants
-// changes nothing but the content.
+// changes nothing but the content, and never makes a stored event partial
+// (which would drop its deltas).
 func FuzzAdmitEvent(f *testing.F) {
-	f.Add([]byte(`{"stateDelta":{"app:x":1}}`), []byte(`{"transferToAgent":"a"}`))
-	f.Add([]byte(`{}`), []byte(`{"rewindBeforeInvocationId":"i"}`))
-	f.Fuzz(func(t *testing.T, beforeActions, afterActions []byte) {
+	f.Add([]byte(`{"stateDelta":{"app:x":1}}`), []byte(`{"transferToAgent":"a"}`), false, false)
+	f.Add([]byte(`{}`), []byte(`{"rewindBeforeInvocationId":"i"}`), false, true)
+	f.Fuzz(func(t *testing.T, beforeActions, afterActions []byte, beforePartial, afterPartial bool) {
 		before, after := baseEvent(), baseEvent()
+		before.Partial, after.Partial = beforePartial, afterPartial
 		if json.Unmarshal(beforeActions, &before.Actions) != nil || json.Unmarshal(afterActions, &after.Actions) != nil {
 			return
 		}
 		if admitEvent(sandbox.Grants{}, false, false, before, after) != nil {
 			return
+		}
+		if after.Partial && !before.Partial {
+			t.Fatal("admitted a replacement that marks a final event partial")
 		}
 		a, _ := json.Marshal(before.Actions)
 		b, _ := json.Marshal(after.Actions)
