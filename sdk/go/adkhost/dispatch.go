@@ -64,10 +64,11 @@ var toolCallPrefix = `{"abiVersion":` + strconv.Itoa(abi.Version) + `,"result":`
 func (r *registry) toolCall(dst, input []byte) (_ []byte, err error) {
 	defer recoverPanic(abi.HookToolCall, &err)
 	var in toolCallInput
-	if err := decodeToolCallInput(input, &in); err != nil {
+	strs := inputStrings{data: input}
+	if err := decodeToolCall(&strs, &in); err != nil {
 		return nil, err
 	}
-	t, ok := r.byName[in.Tool]
+	t, ok := r.tool(in.Tool)
 	if !ok {
 		return nil, fmt.Errorf("adkhost: module %s has no tool %q", r.name, in.Tool)
 	}
@@ -78,7 +79,7 @@ func (r *registry) toolCall(dst, input []byte) (_ []byte, err error) {
 	}
 	start := len(dst)
 	dst = append(dst, toolCallPrefix...)
-	b, err := t.run(ctx, in.Args, dst)
+	b, err := t.run(&ctx, &strs, in.Args, dst)
 	if err != nil {
 		return nil, err
 	}

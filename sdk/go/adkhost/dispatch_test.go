@@ -102,6 +102,10 @@ func TestToolCall(t *testing.T) {
 		{"greet", map[string]any{"name": nil}, `{"abiVersion":1,"error":"missing required argument \"name\""}`},
 		{"greet", map[string]any{}, `{"abiVersion":1,"error":"missing required argument \"name\""}`},
 		{"greet", map[string]any{"name": 3}, `{"abiVersion":1,"error":"invalid arguments: json: cannot unmarshal number into Go struct field greetArgs.name of type string"}`},
+		// A missing argument is reported before a bad one, with or without
+		// the plan.
+		{"greet", map[string]any{"formal": "yes"}, `{"abiVersion":1,"error":"missing required argument \"name\""}`},
+		{"greet", map[string]any{"formal": true, "name": "Ada"}, `{"abiVersion":1,"result":{"text":"Hello, Ada"}}`},
 		{"missing", nil, `{"abiVersion":1,"error":"adkhost: module m has no tool \"missing\""}`},
 	} {
 		out := invoke[abi.ToolCallOutput](t, abi.HookToolCall, &abi.ToolCallInput{Context: ctxInfo, Tool: c.tool, Args: c.args})

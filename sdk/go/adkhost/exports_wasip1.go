@@ -32,7 +32,12 @@ func exportAlloc(size uint32) unsafe.Pointer {
 }
 
 //go:wasmexport adkhost_free
-func exportFree(p unsafe.Pointer, size uint32) { delete(blocks, uintptr(p)) }
+func exportFree(p unsafe.Pointer, size uint32) {
+	if p == unsafe.Pointer(unsafe.SliceData(outBuf)) {
+		return // the host frees every output: no map to look into for it
+	}
+	delete(blocks, uintptr(p))
+}
 
 // output hands b to the host, which frees it after copying.
 func output(b []byte) uint64 {

@@ -154,26 +154,73 @@ func scalarKind(k reflect.Kind) bool {
 	return false
 }
 
-// decode decodes raw into the zero struct at p and reports success. On
-// false, p holds partial values: the caller zeroes it and uses
-// encoding/json.
-func (d *argsDecoder) decode(raw []byte, p unsafe.Pointer) bool {
-	return splitObject(raw, func(key, v []byte) bool {
-		for i := range d.fields {
-			if f := &d.fields[i]; f.name == string(key) {
-				return string(v) == "null" || f.set(unsafe.Add(p, f.off), v)
-			}
+// decode decodes raw into the zero struct at p and reports success, and
+// which fields it set to a value other than null (bit i: fields[i], for
+// the first 64). On false, p holds partial values: the caller zeroes it
+// and uses encoding/json. Strings are taken from strs.
+func (d *argsDecoder) decode(strs *inputStrings, raw []byte, p unsafe.Pointer) (set uint64, ok bool) {
+	obj, ok := readObject(raw, 0)
+	if !ok {
+		return 0, false
+	}
+	for {
+		key, done, ok := obj.next()
+		if !ok {
+			return 0, false
 		}
-		return false // unknown, or a case-insensitive match
-	})
+		if done {
+			return set, skipSpace(raw, obj.i) == len(raw)
+		}
+		v, ok := obj.value()
+		if !ok {
+			return 0, false
+		}
+		i := d.field(key)
+		if i < 0 {
+			return 0, false // unknown, or a case-insensitive match
+		}
+		if string(v) == "null" {
+			continue
+		}
+		f := &d.fields[i]
+		if !f.set(strs, unsafe.Add(p, f.off), v) {
+			return 0, false
+		}
+		set |= 1 << (i & 63)
+	}
 }
 
-func (f *argsField) set(p unsafe.Pointer, v []byte) bool {
+// field returns the index of the field named key, or -1.
+func (d *argsDecoder) field(key []byte) int {
+	for i := range d.fields {
+		if d.fields[i].name == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// fieldsOf returns the index of the field of each of names, or nil if d
+// is nil, has more fields than decode's set reports, or lacks one of them.
+func (d *argsDecoder) fieldsOf(names []string) []int {
+	if d == nil || len(d.fields) > 64 {
+		return nil
+	}
+	idx := make([]int, len(names))
+	for i, n := range names {
+		if idx[i] = d.field([]byte(n)); idx[i] < 0 {
+			return nil
+		}
+	}
+	return idx
+}
+
+func (f *argsField) set(strs *inputStrings, p unsafe.Pointer, v []byte) bool {
 	switch f.kind {
 	case reflect.String:
-		s, ok := plainString(v)
-		if !ok || !utf8.ValidString(s) {
-			return false // encoding/json replaces invalid UTF-8
+		s, ok := strs.plain(v) // false for invalid UTF-8, which encoding/json replaces
+		if !ok {
+			return false
 		}
 		*(*string)(p) = s
 		return true
@@ -534,6 +581,44 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString writes s as json.Marshal does: HTML characters escaped,
 // invalid UTF-8 replaced, U+2028 and U+2029 escaped.
 func appendJSONString(b []byte, s string) []byte {
+	// Most strings need none of that: checked eight bytes at a time, they
+	// are copied as they are, without running (in a guest, without
+	// fetching into the CPU's caches) the code below.
+	i := 0
+	for i+8 <= len(s) && !escapedByte(load64String(s, i)) {
+		i += 8
+	}
+	for i < len(s) && plainJSONByte(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return appendEscapedJSONString(b, s)
+}
+
+// plainJSONByte reports whether json.Marshal writes c as it is.
+func plainJSONByte(c byte) bool {
+	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+}
+
+// escapedByte reports whether one of the eight bytes of x is not a
+// plainJSONByte (specialByte, and '<', '>', '&').
+func escapedByte(x uint64) bool {
+	return specialByte(x) || zeroByte(x^(swarOnes*'<'))|zeroByte(x^(swarOnes*'>'))|zeroByte(x^(swarOnes*'&')) != 0
+}
+
+// load64String is load64 of a string.
+func load64String(s string, i int) uint64 {
+	_ = s[i+7]
+	return *(*uint64)(unsafe.Pointer(unsafe.StringData(s[i:])))
+}
+
+// appendEscapedJSONString is appendJSONString for a string that needs
+// escapes.
+func appendEscapedJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

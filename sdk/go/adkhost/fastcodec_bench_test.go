@@ -38,7 +38,7 @@ func BenchmarkArgs(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var a benchArgs
-				if err := decodeArgs(bc.dec, raw, &a); err != nil || a.Days != 3 {
+				if err := decodeArgs(bc.dec, &inputStrings{data: raw}, raw, &a); err != nil || a.Days != 3 {
 					b.Fatal(a, err)
 				}
 			}

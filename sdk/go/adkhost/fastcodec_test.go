@@ -66,7 +66,7 @@ func checkDecode(t *testing.T, dec *argsDecoder, raw string) bool {
 	var want scalarArgs
 	wantErr := json.Unmarshal([]byte(raw), &want)
 	var got scalarArgs
-	gotErr := decodeArgs(dec, []byte(raw), &got)
+	gotErr := decodeArgs(dec, &inputStrings{data: []byte(raw)}, []byte(raw), &got)
 	if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 		t.Errorf("%s: error %v, encoding/json %v", raw, gotErr, wantErr)
 	}
@@ -74,7 +74,18 @@ func checkDecode(t *testing.T, dec *argsDecoder, raw string) bool {
 		t.Errorf("%s:\n got %+v\nwant %+v", raw, got, want)
 	}
 	var fast scalarArgs
-	return dec.decode([]byte(raw), unsafe.Pointer(&fast))
+	set, ok := dec.decode(&inputStrings{data: []byte(raw)}, []byte(raw), unsafe.Pointer(&fast))
+	if ok {
+		// set is what the required check reads: the fields present with a
+		// value other than null, as missingRequired finds them.
+		for i, f := range dec.fields {
+			missing, mok := missingRequired([]byte(raw), []string{f.name})
+			if want := mok && missing == ""; want != (set&(1<<i) != 0) {
+				t.Errorf("%s: field %s set %v, missingRequired says present %v (ok %v)", raw, f.name, !want, want, mok)
+			}
+		}
+	}
+	return ok
 }
 
 func TestArgsDecoderAgreesWithEncodingJSON(t *testing.T) {
@@ -254,13 +265,27 @@ func TestEncoderAgreesWithEncodingJSON(t *testing.T) {
 }
 
 func FuzzEncodeString(f *testing.F) {
-	for _, s := range []string{"", "a", "<&>", "\u2028", "\xff\xfe", "é\x00\x1f\"\\"} {
+	for _, s := range []string{"", "a", "<&>", "\u2028", "\xff\xfe", "é\x00\x1f\"\\", "abcdefgh<ijklmnop", "abcdefghijklmnopq\u2029"} {
 		f.Add(s, 1.5)
 	}
 	f.Fuzz(func(t *testing.T, s string, x float64) {
 		checkEncode(t, day{Summary: s, HighC: x, Low: float32(x)})
 		checkEncode(t, s)
 	})
+}
+
+// appendJSONString checks eight bytes at a time: every byte json.Marshal
+// escapes, at every position of a string longer than two words.
+func TestAppendJSONStringEachPosition(t *testing.T) {
+	for _, c := range []string{"\"", "\\", "\x00", "\x1f", "<", ">", "&", "\x7f", "\x80", "\xff", "é", "\u2028", " "} {
+		for pos := 0; pos < 26; pos++ {
+			s := "abcdefghijklmnopqrstuvwxyz"[:pos] + c + "abcdefghijklmnopqrstuvwxyz"[pos:]
+			want, _ := json.Marshal(s)
+			if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+				t.Errorf("appendJSONString(%q) = %s, want %s", s, got[1:], want)
+			}
+		}
+	}
 }
 
 func TestEncoderCoversOnlyPlainTypes(t *testing.T) {
@@ -330,13 +355,13 @@ func TestToolPlansMatchEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{`{"s":"<b>","f64":1.25}`, `{"s":"a\u00e9","f64":1e300}`, `null`, ``} {
-		a, aerr := plain.run(ToolContext{}, json.RawMessage(raw), nil)
-		b, berr := generic.run(ToolContext{}, json.RawMessage(raw), nil)
+		a, aerr := plain.run(&ToolContext{}, &inputStrings{data: []byte(raw)}, json.RawMessage(raw), nil)
+		b, berr := generic.run(&ToolContext{}, &inputStrings{data: []byte(raw)}, json.RawMessage(raw), nil)
 		if string(a) != string(b) || (aerr == nil) != (berr == nil) {
 			t.Errorf("%s: plain %s %v, generic %s %v", raw, a, aerr, b, berr)
 		}
 	}
-	if _, err := plain.run(ToolContext{}, json.RawMessage(`{"f64":1e308}`), nil); err == nil || !strings.Contains(err.Error(), "unsupported value") {
+	if _, err := plain.run(&ToolContext{}, &inputStrings{}, json.RawMessage(`{"f64":1e308}`), nil); err == nil || !strings.Contains(err.Error(), "unsupported value") {
 		t.Errorf("an infinite result: %v, want encoding/json's error", err)
 	}
 }

@@ -181,6 +181,23 @@ func (c *inputStrings) sub(v []byte) string {
 	return c.all[off+1 : off+len(v)-1]
 }
 
+// at decodes the JSON string at data[i] (not null) and returns the index
+// after it.
+func (c *inputStrings) at(i int) (string, int, bool) {
+	if i >= len(c.data) || c.data[i] != '"' {
+		return "", i, false
+	}
+	end, plain := scanString(c.data, i)
+	if end < 0 {
+		return "", i, false
+	}
+	if plain {
+		return c.sub(c.data[i:end]), end, true
+	}
+	s, ok := c.text(c.data[i:end])
+	return s, end, ok
+}
+
 // text is plain for a string that may have escapes.
 func (c *inputStrings) text(v []byte) (string, bool) {
 	if s, ok := c.plain(v); ok {
@@ -330,7 +347,18 @@ func fastContent(strs *inputStrings, raw []byte, c *abi.Content) bool {
 
 // decodeToolCallInput decodes a tool_call input as decode does.
 func decodeToolCallInput(input []byte, in *toolCallInput) error {
-	if fastToolCallInput(input, in) {
+	return decodeToolCall(&inputStrings{data: input}, in)
+}
+
+// decodeToolCall is decodeToolCallInput of strs.data; the strings of in
+// are substrings of strs.
+func decodeToolCall(strs *inputStrings, in *toolCallInput) error {
+	input := strs.data
+	if encodedToolCallInput(strs, in) {
+		return nil
+	}
+	*in = toolCallInput{} // undo what it wrote before it gave up
+	if readToolCallInput(strs, in) {
 		return nil
 	}
 	// A separate variable, so that in stays on the caller's stack: only
@@ -341,11 +369,138 @@ func decodeToolCallInput(input []byte, in *toolCallInput) error {
 	return err
 }
 
+// The input exactly as abi.Encode writes it (encoding/json's field order,
+// no spaces), matched against its literal keys in order: a compiled Go
+// guest runs several times slower when the host's own work between two
+// calls has evicted it from the CPU's caches, as in an engine turn, and
+// there the amount of guest code a call runs costs more than the bytes it
+// scans. This path is one loop over the context's keys and one over the
+// user message's parts, without a call per member. Anything else (another
+// order, spaces, a null, a field it does not know, a confirmation) goes
+// to fastToolCallInput.
+
+// contextKeys are the string members of the context, in abi.Encode's
+// order; the first five are always written, the others when not empty.
+var contextKeys = [...]string{`{"appName":`, `,"userId":`, `,"sessionId":`, `,"invocationId":`, `,"agentName":`, `,"branch":`, `,"functionCallId":`}
+
+const requiredContextKeys = 5
+
+// encodedToolCallInput decodes input into the zero *in as json.Unmarshal
+// would, if input is as abi.Encode writes it; false otherwise.
+func encodedToolCallInput(strs *inputStrings, in *toolCallInput) bool {
+	input := strs.data
+	i, ok := literal(input, 0, `{"abiVersion":1,"context":`)
+	if !ok {
+		return false
+	}
+	info := &in.Context
+	dst := [len(contextKeys)]*string{&info.AppName, &info.UserID, &info.SessionID, &info.InvocationID, &info.AgentName, &info.Branch, &info.FunctionCallID}
+	for k, key := range contextKeys {
+		j, ok := literal(input, i, key)
+		if !ok {
+			if k < requiredContextKeys {
+				return false
+			}
+			continue
+		}
+		if *dst[k], i, ok = strs.at(j); !ok {
+			return false
+		}
+	}
+	if j, ok := literal(input, i, `,"userContent":`); ok {
+		if info.UserContent, i, ok = encodedContent(strs, j); !ok {
+			return false
+		}
+	}
+	if i, ok = literal(input, i, `},"tool":`); !ok {
+		return false
+	}
+	if in.Tool, i, ok = strs.at(i); !ok {
+		return false
+	}
+	if i, ok = literal(input, i, `,"args":`); !ok {
+		return false
+	}
+	end := skipValue(input, i)
+	if end < 0 || end != len(input)-1 || input[end] != '}' {
+		return false
+	}
+	if v := input[i:end]; string(v) != "null" {
+		in.Args = v
+	}
+	in.ABIVersion = 1
+	return true
+}
+
+// encodedContent decodes the user message at data[i:] if abi.Encode wrote
+// it with a role and parts of text only (the shape of a user's message),
+// and returns it and the index after it.
+func encodedContent(strs *inputStrings, i int) (*abi.Content, int, bool) {
+	data := strs.data
+	i, ok := literal(data, i, `{"role":`)
+	if !ok {
+		return nil, i, false
+	}
+	// The message, its part list and its first part in one allocation.
+	m := new(struct {
+		c     abi.Content
+		parts [1]*abi.Part
+		part  abi.Part
+	})
+	if m.c.Role, i, ok = strs.at(i); !ok {
+		return nil, i, false
+	}
+	if i, ok = literal(data, i, `,"parts":[`); !ok {
+		return nil, i, false
+	}
+	m.parts[0] = &m.part
+	m.c.Parts = m.parts[:0:1]
+	for {
+		if i, ok = literal(data, i, `{"text":`); !ok {
+			return nil, i, false
+		}
+		p := &m.part
+		if len(m.c.Parts) > 0 {
+			p = new(abi.Part)
+		}
+		if p.Text, i, ok = strs.at(i); !ok {
+			return nil, i, false
+		}
+		m.c.Parts = append(m.c.Parts, p)
+		if i, ok = literal(data, i, `}`); !ok || i >= len(data) {
+			return nil, i, false
+		}
+		switch data[i] {
+		case ',':
+			i++
+			continue
+		case ']':
+			i, ok = literal(data, i+1, `}`)
+			return &m.c, i, ok
+		}
+		return nil, i, false
+	}
+}
+
+// literal reports whether data[i:] starts with s, and returns the index
+// after it.
+func literal(data []byte, i int, s string) (int, bool) {
+	if len(data)-i < len(s) || string(data[i:i+len(s)]) != s {
+		return i, false
+	}
+	return i + len(s), true
+}
+
 // fastToolCallInput reads the envelope in one pass, without a callback per
 // member: in a guest, every byte scanned again and every call costs (the
 // context alone took 6 µs with splitObject).
 func fastToolCallInput(input []byte, in *toolCallInput) bool {
-	strs := inputStrings{data: input}
+	return readToolCallInput(&inputStrings{data: input}, in)
+}
+
+// readToolCallInput is fastToolCallInput of strs.data.
+func readToolCallInput(strs *inputStrings, in *toolCallInput) bool {
+	input := strs.data
 	obj, ok := readObject(input, 0)
 	if !ok {
 		return false
@@ -389,7 +544,7 @@ func fastToolCallInput(input []byte, in *toolCallInput) bool {
 				return false
 			}
 			context = true
-			if !readInvocationInfo(&strs, &obj, &in.Context) {
+			if !readInvocationInfo(strs, &obj, &in.Context) {
 				return false
 			}
 		case "confirmation":

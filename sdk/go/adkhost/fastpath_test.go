@@ -3,6 +3,7 @@ package adkhost
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
@@ -70,6 +71,62 @@ func TestFastToolCallInputAgreesWithEncodingJSON(t *testing.T) {
 		viaDecode.Args, viaJSON.Args = nil, nil
 		if !reflect.DeepEqual(viaDecode, viaJSON) || !reflect.DeepEqual(a, b) {
 			t.Errorf("%s:\n fast %+v %v\n json %+v %v", tc.input, viaDecode, a, viaJSON, b)
+		}
+	}
+}
+
+// The path for abi.Encode's own output takes every tool_call input the
+// host writes, bar the rare shapes it leaves to the next path, and agrees
+// with encoding/json; any other spelling of the same message goes on.
+func TestEncodedToolCallInput(t *testing.T) {
+	info := abi.InvocationInfo{AppName: "app", UserID: "u", SessionID: "s", InvocationID: "e-1", AgentName: "root"}
+	full := info
+	full.Branch, full.FunctionCallID = "root.sub", "fc-1"
+	text := func(ss ...string) *abi.Content {
+		c := &abi.Content{Role: "user"}
+		for _, s := range ss {
+			c.Parts = append(c.Parts, &abi.Part{Text: s})
+		}
+		return c
+	}
+	withContent := func(i abi.InvocationInfo, c *abi.Content) abi.InvocationInfo { i.UserContent = c; return i }
+	for _, tc := range []struct {
+		in   abi.ToolCallInput
+		fast bool // encodedToolCallInput takes it
+	}{
+		{abi.ToolCallInput{Context: info, Tool: "t", Args: map[string]any{"a": 1}}, true},
+		{abi.ToolCallInput{Context: withContent(full, text("Weather in Paris?")), Tool: "get_weather", Args: map[string]any{"city": "Paris", "days": 3}}, true},
+		{abi.ToolCallInput{Context: withContent(full, text("Zürich \"x\"\n<b>", "second", "\u2028")), Tool: "t\u00e9", Args: map[string]any{}}, true},
+		{abi.ToolCallInput{Context: abi.InvocationInfo{}, Tool: "t"}, true},              // empty strings, args null
+		{abi.ToolCallInput{Context: withContent(info, text("a", "")), Tool: "t"}, false}, // an empty part is {}
+		{abi.ToolCallInput{Context: withContent(info, &abi.Content{Parts: []*abi.Part{{Text: "x"}}}), Tool: "t"}, false},
+		{abi.ToolCallInput{Context: withContent(info, &abi.Content{Role: "user"}), Tool: "t"}, false},
+		{abi.ToolCallInput{Context: withContent(info, &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "x", Thought: true}}}), Tool: "t"}, false},
+		{abi.ToolCallInput{Context: info, Tool: "t", Confirmation: &abi.ToolConfirmation{Confirmed: true}}, false},
+	} {
+		encoded, err := abi.Encode(&tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, input := range []string{string(encoded), " " + string(encoded), strings.Replace(string(encoded), `"tool":`, `"tool" :`, 1)} {
+			fast := input == string(encoded) && tc.fast
+			var got, want toolCallInput
+			if ok := encodedToolCallInput(&inputStrings{data: []byte(input)}, &got); ok != fast {
+				t.Errorf("encodedToolCallInput(%s) = %v, want %v", input, ok, fast)
+			}
+			if err := decodeToolCallInput([]byte(input), &got); err != nil {
+				t.Fatalf("%s: %v", input, err)
+			}
+			if err := decode([]byte(input), &want); err != nil {
+				t.Fatal(err)
+			}
+			var a, b any
+			json.Unmarshal(got.Args, &a)
+			json.Unmarshal(want.Args, &b)
+			got.Args, want.Args = nil, nil
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(a, b) {
+				t.Errorf("%s:\n got %+v %v\nwant %+v %v", input, got, a, want, b)
+			}
 		}
 	}
 }
@@ -156,6 +213,7 @@ func FuzzFastContent(f *testing.F) {
 
 func FuzzFastToolCallInput(f *testing.F) {
 	for _, s := range []string{
+		`{"abiVersion":1,"context":{"appName":"a","userId":"u","sessionId":"s","invocationId":"e","agentName":"r","functionCallId":"f","userContent":{"role":"user","parts":[{"text":"hi"},{"text":"\u00e9\""}]}},"tool":"t","args":{"a":1}}`,
 		`{"abiVersion":1,"context":{"appName":"a","userContent":{"role":"user","parts":[{"text":"hi"}]},"functionCallId":"f"},"tool":"t","args":{"a":1}}`,
 		`{"abiVersion":1,"tool":"t\u0041","context":{"branch":"Zürich \"x\""},"confirmation":{"confirmed":true}}`,
 		` {"abiVersion":1,"tool":"t","context":null,"args":null} `,
@@ -238,4 +296,42 @@ func TestScanString(t *testing.T) {
 func FuzzScanString(f *testing.F) {
 	f.Add([]byte(`"abcdefgh\"ijklmnop" "x\\" "é"`))
 	f.Fuzz(func(t *testing.T, data []byte) { checkScanString(t, data) })
+}
+
+// FuzzEncodedToolCallInput fuzzes the messages the host writes, which the
+// path for abi.Encode's output takes, rather than arbitrary bytes.
+func FuzzEncodedToolCallInput(f *testing.F) {
+	f.Add("app", "root.sub", "fc-1", "user", "Weather in Paris?", "é\"\n<", uint8(2), "Paris")
+	f.Add("", "", "", "", "", "", uint8(0), "")
+	f.Fuzz(func(t *testing.T, app, branch, call, role, text1, text2 string, parts uint8, city string) {
+		in := &abi.ToolCallInput{
+			Context: abi.InvocationInfo{AppName: app, UserID: text2, SessionID: role, InvocationID: city, AgentName: text1, Branch: branch, FunctionCallID: call},
+			Tool:    city,
+			Args:    map[string]any{"city": city, "n": int(parts)},
+		}
+		if parts%4 > 0 {
+			c := &abi.Content{Role: role}
+			for i := range int(parts % 4) {
+				c.Parts = append(c.Parts, &abi.Part{Text: []string{text1, text2, city}[i]})
+			}
+			in.Context.UserContent = c
+		}
+		encoded, err := abi.Encode(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want toolCallInput
+		if err := decodeToolCallInput(encoded, &got); err != nil {
+			t.Fatalf("%s: %v", encoded, err)
+		}
+		if err := decode(encoded, &want); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Args) != string(want.Args) {
+			t.Fatalf("%s: args %s, want %s", encoded, got.Args, want.Args)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", encoded, got, want)
+		}
+	})
 }

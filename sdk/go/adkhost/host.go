@@ -80,7 +80,8 @@ func (StateStore) Set(key string, value any) error {
 	var b []byte
 	if s, ok := value.(string); ok {
 		// The common case, without encoding/json (see fastcodec.go).
-		b = appendJSONString(nil, s)
+		b = appendJSONString(scratch(), s)
+		defer keepScratch(b)
 	} else {
 		var err error
 		if b, err = json.Marshal(value); err != nil {

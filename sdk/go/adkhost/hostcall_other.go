@@ -16,6 +16,9 @@ import (
 // functions are served by the abi.Host given to UseHost, checked as the
 // sandbox checks them, or answer abi.StatusUnavailable.
 
+// inWasm is false: Handle may run on several goroutines at once.
+const inWasm = false
+
 func host() (abi.Host, abi.Status) {
 	testHost.mu.Lock()
 	defer testHost.mu.Unlock()
@@ -48,6 +51,12 @@ func encode(v any, err error) ([]byte, abi.Status) {
 }
 
 var bg = context.Background()
+
+// scratch is nil outside WebAssembly: an abi.Host may keep the values it
+// is given, and Handle may run on several goroutines.
+func scratch() []byte { return nil }
+
+func keepScratch([]byte) {}
 
 func rawStateGet(key string) ([]byte, abi.Status) {
 	h, s := host()

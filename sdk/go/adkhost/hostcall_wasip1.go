@@ -16,6 +16,9 @@ import (
 // GC, before it returns). The linker drops the imports a guest never
 // reaches.
 
+// inWasm is true: a guest runs one hook at a time, on one thread.
+const inWasm = true
+
 //go:wasmimport adkhost state_get
 func importStateGet(key unsafe.Pointer, keyLen uint32, retPtr, retLen *uint32) int32
 
@@ -73,6 +76,20 @@ var (
 	strArg string
 	bufArg []byte
 )
+
+// scratchBuf is the array reused for the JSON of the values the SDK
+// encodes for a host function (State().Set of a string): the host copies
+// a value before it returns, and a guest runs one hook at a time.
+var scratchBuf []byte
+
+func scratch() []byte { return scratchBuf[:0] }
+
+// keepScratch keeps b's array for the next value, unless it is large.
+func keepScratch(b []byte) {
+	if cap(b) <= 4<<10 {
+		scratchBuf = b
+	}
+}
 
 func str(s string) (unsafe.Pointer, uint32) {
 	strArg = s

@@ -22,6 +22,22 @@ var std = newRegistry()
 
 func newRegistry() *registry { return &registry{byName: map[string]*toolEntry{}} }
 
+// tool returns the tool registered as name. A module has a few tools:
+// comparing names costs less in a guest than hashing one (a Go guest has
+// no hardware-assisted hash) and runs less code.
+func (r *registry) tool(name string) (*toolEntry, bool) {
+	if len(r.tools) > 8 {
+		t, ok := r.byName[name]
+		return t, ok
+	}
+	for _, t := range r.tools {
+		if t.decl.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
 // Module names the module and asks for capabilities. Call it once, from an
 // init function of the guest's main package. name is what the host calls
 // the module: a letter or underscore, then letters, digits, '_', '.' or

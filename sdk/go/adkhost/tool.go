@@ -83,7 +83,7 @@ type toolEntry struct {
 	required []string
 	// run decodes the arguments, calls the tool and appends its encoded
 	// result to dst; nothing for a nil result.
-	run func(ctx ToolContext, args json.RawMessage, dst []byte) ([]byte, error)
+	run func(ctx *ToolContext, strs *inputStrings, args json.RawMessage, dst []byte) ([]byte, error)
 }
 
 func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, error), opts []ToolOption) (*toolEntry, error) {
@@ -131,22 +131,52 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 	// types they do not cover, which encoding/json handles alone.
 	dec := newArgsDecoder(reflect.TypeFor[A]())
 	enc := newEncoder(reflect.TypeFor[R]())
-	t.run = func(ctx ToolContext, raw json.RawMessage, dst []byte) ([]byte, error) {
-		if err := checkRequired(raw, t.required); err != nil {
-			return nil, err
-		}
+	// With the plan, the presence of the required arguments is read off
+	// the decode itself instead of a scan of its own (reqFields holds
+	// their fields); nil when a required name is not a field of the plan.
+	reqFields := dec.fieldsOf(required)
+	// res holds the result while enc writes it: in a guest one array
+	// reused, since a pointer handed to a plan would move each result to
+	// the heap. No user code runs meanwhile (plans cover no marshalers).
+	res := new(R)
+	t.run = func(ctx *ToolContext, strs *inputStrings, raw json.RawMessage, dst []byte) ([]byte, error) {
 		var args A
-		if raw = bytes.TrimSpace(raw); len(raw) > 0 && !bytes.Equal(raw, null) {
-			if err := decodeArgs(dec, raw, &args); err != nil {
-				return nil, fmt.Errorf("invalid arguments: %w", err)
+		raw = bytes.TrimSpace(raw)
+		decoded := false
+		if reqFields != nil && len(raw) > 0 && !bytes.Equal(raw, null) {
+			var set uint64
+			if set, decoded = dec.decode(strs, raw, unsafe.Pointer(&args)); decoded {
+				for i, f := range reqFields {
+					if set&(1<<f) == 0 {
+						return nil, fmt.Errorf("missing required argument %q", t.required[i])
+					}
+				}
+			} else {
+				args = *new(A) // undo what dec wrote before it gave up
 			}
 		}
-		res, err := fn(ctx, args)
+		if !decoded {
+			if err := checkRequired(raw, t.required); err != nil {
+				return nil, err
+			}
+			if len(raw) > 0 && !bytes.Equal(raw, null) {
+				if err := decodeArgs(dec, strs, raw, &args); err != nil {
+					return nil, fmt.Errorf("invalid arguments: %w", err)
+				}
+			}
+		}
+		r, err := fn(*ctx, args)
 		if err != nil {
 			return nil, err
 		}
+		slot := res
+		if !inWasm {
+			slot = new(R) // Handle may run on several goroutines
+		}
+		*slot = r
 		n := len(dst)
-		b, err := appendResult(enc, dst, &res)
+		b, err := appendResult(enc, dst, slot)
+		*slot = *new(R) // keep nothing of the result alive
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}
@@ -187,14 +217,20 @@ func checkRequired(raw json.RawMessage, required []string) error {
 }
 
 // decodeArgs decodes raw into the zero *args as json.Unmarshal does, with
-// dec when it can (nil: never).
-func decodeArgs[A any](dec *argsDecoder, raw []byte, args *A) error {
-	if dec != nil && dec.decode(raw, unsafe.Pointer(args)) {
-		return nil
+// dec when it can (nil: never). Strings are taken from strs when raw lies
+// within its data.
+func decodeArgs[A any](dec *argsDecoder, strs *inputStrings, raw []byte, args *A) error {
+	if dec != nil {
+		if _, ok := dec.decode(strs, raw, unsafe.Pointer(args)); ok {
+			return nil
+		}
 	}
-	var zero A
-	*args = zero // undo what dec wrote before it gave up
-	return json.Unmarshal(raw, args)
+	// A separate variable, so that the caller's stays on its stack: only
+	// this path hands one to encoding/json.
+	v := new(A)
+	err := json.Unmarshal(raw, v)
+	*args = *v
+	return err
 }
 
 // appendResult appends *res to dst as json.Marshal encodes it, with enc
