@@ -79,7 +79,7 @@ func (r *registry) toolCall(dst, input []byte) (_ []byte, err error) {
 	}
 	start := len(dst)
 	dst = append(dst, toolCallPrefix...)
-	b, err := t.run(&ctx, &strs, in.Args, dst)
+	b, err := t.run(ctx, strs, in.Args, dst)
 	if err != nil {
 		return nil, err
 	}

@@ -355,13 +355,13 @@ func TestToolPlansMatchEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{`{"s":"<b>","f64":1.25}`, `{"s":"a\u00e9","f64":1e300}`, `null`, ``} {
-		a, aerr := plain.run(&ToolContext{}, &inputStrings{data: []byte(raw)}, json.RawMessage(raw), nil)
-		b, berr := generic.run(&ToolContext{}, &inputStrings{data: []byte(raw)}, json.RawMessage(raw), nil)
+		a, aerr := plain.run(ToolContext{}, inputStrings{data: []byte(raw)}, json.RawMessage(raw), nil)
+		b, berr := generic.run(ToolContext{}, inputStrings{data: []byte(raw)}, json.RawMessage(raw), nil)
 		if string(a) != string(b) || (aerr == nil) != (berr == nil) {
 			t.Errorf("%s: plain %s %v, generic %s %v", raw, a, aerr, b, berr)
 		}
 	}
-	if _, err := plain.run(&ToolContext{}, &inputStrings{}, json.RawMessage(`{"f64":1e308}`), nil); err == nil || !strings.Contains(err.Error(), "unsupported value") {
+	if _, err := plain.run(ToolContext{}, inputStrings{}, json.RawMessage(`{"f64":1e308}`), nil); err == nil || !strings.Contains(err.Error(), "unsupported value") {
 		t.Errorf("an infinite result: %v, want encoding/json's error", err)
 	}
 }

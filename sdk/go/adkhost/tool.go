@@ -83,7 +83,7 @@ type toolEntry struct {
 	required []string
 	// run decodes the arguments, calls the tool and appends its encoded
 	// result to dst; nothing for a nil result.
-	run func(ctx *ToolContext, strs *inputStrings, args json.RawMessage, dst []byte) ([]byte, error)
+	run func(ctx ToolContext, strs inputStrings, args json.RawMessage, dst []byte) ([]byte, error)
 }
 
 func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, error), opts []ToolOption) (*toolEntry, error) {
@@ -139,13 +139,13 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 	// reused, since a pointer handed to a plan would move each result to
 	// the heap. No user code runs meanwhile (plans cover no marshalers).
 	res := new(R)
-	t.run = func(ctx *ToolContext, strs *inputStrings, raw json.RawMessage, dst []byte) ([]byte, error) {
+	t.run = func(ctx ToolContext, strs inputStrings, raw json.RawMessage, dst []byte) ([]byte, error) {
 		var args A
 		raw = bytes.TrimSpace(raw)
 		decoded := false
 		if reqFields != nil && len(raw) > 0 && !bytes.Equal(raw, null) {
 			var set uint64
-			if set, decoded = dec.decode(strs, raw, unsafe.Pointer(&args)); decoded {
+			if set, decoded = dec.decode(&strs, raw, unsafe.Pointer(&args)); decoded {
 				for i, f := range reqFields {
 					if set&(1<<f) == 0 {
 						return nil, fmt.Errorf("missing required argument %q", t.required[i])
@@ -160,12 +160,12 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 				return nil, err
 			}
 			if len(raw) > 0 && !bytes.Equal(raw, null) {
-				if err := decodeArgs(dec, strs, raw, &args); err != nil {
+				if err := decodeArgs(dec, &strs, raw, &args); err != nil {
 					return nil, fmt.Errorf("invalid arguments: %w", err)
 				}
 			}
 		}
-		r, err := fn(*ctx, args)
+		r, err := fn(ctx, args)
 		if err != nil {
 			return nil, err
 		}
