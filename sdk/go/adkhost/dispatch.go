@@ -89,12 +89,18 @@ func (r *registry) toolCall(dst, input []byte) (_ []byte, err error) {
 	return append(b, '}'), nil
 }
 
-// recoverPanic, deferred, turns a panic of hook h into its error.
+// recoverPanic, deferred, turns a panic of hook h into its error. It runs
+// after every call: the work of a panic is apart, in panicked.
 func recoverPanic(h abi.Hook, err *error) {
 	if p := recover(); p != nil {
-		*err = fmt.Errorf("panic: %v", p)
-		Log(LevelError, fmt.Sprintf("adkhost: %s panicked: %v\n%s", h, p, debug.Stack()))
+		*err = panicked(h, p)
 	}
+}
+
+// panicked logs a panic of hook h with its stack and returns its error.
+func panicked(h abi.Hook, p any) error {
+	Log(LevelError, fmt.Sprintf("adkhost: %s panicked: %v\n%s", h, p, debug.Stack()))
+	return fmt.Errorf("panic: %v", p)
 }
 
 // emptyOutput is an output with every field absent, sent as zero bytes.

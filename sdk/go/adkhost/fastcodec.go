@@ -218,6 +218,10 @@ func (d *argsDecoder) fieldsOf(names []string) []int {
 func (f *argsField) set(strs *inputStrings, p unsafe.Pointer, v []byte) bool {
 	switch f.kind {
 	case reflect.String:
+		if end, plain := scanString(v, 0); v[0] == '"' && plain && end == len(v) {
+			*(*string)(p) = strs.sub(v) // ASCII without escapes
+			return true
+		}
 		s, ok := strs.plain(v) // false for invalid UTF-8, which encoding/json replaces
 		if !ok {
 			return false
@@ -238,11 +242,10 @@ func (f *argsField) set(strs *inputStrings, p unsafe.Pointer, v []byte) bool {
 	if !jsonNumber(v) {
 		return false
 	}
-	s := string(v)
 	switch f.kind {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, err := strconv.ParseInt(s, 10, intBits(f.kind))
-		if err != nil {
+		n, ok := parseInt(v, intBits(f.kind))
+		if !ok {
 			return false
 		}
 		switch f.kind {
@@ -258,8 +261,8 @@ func (f *argsField) set(strs *inputStrings, p unsafe.Pointer, v []byte) bool {
 			*(*int64)(p) = n
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, err := strconv.ParseUint(s, 10, intBits(f.kind))
-		if err != nil {
+		n, ok := parseUint(v, intBits(f.kind))
+		if !ok {
 			return false
 		}
 		switch f.kind {
@@ -275,13 +278,13 @@ func (f *argsField) set(strs *inputStrings, p unsafe.Pointer, v []byte) bool {
 			*(*uint64)(p) = n
 		}
 	case reflect.Float32:
-		x, err := strconv.ParseFloat(s, 32)
+		x, err := strconv.ParseFloat(string(v), 32)
 		if err != nil {
 			return false
 		}
 		*(*float32)(p) = float32(x)
 	case reflect.Float64:
-		x, err := strconv.ParseFloat(s, 64)
+		x, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {
 			return false
 		}
@@ -290,6 +293,58 @@ func (f *argsField) set(strs *inputStrings, p unsafe.Pointer, v []byte) bool {
 		return false
 	}
 	return true
+}
+
+// parseInt is strconv.ParseInt(string(v), 10, bits) for a JSON number v,
+// reporting false where it fails. Up to 18 digits it reads them itself:
+// strconv is more code to run, and the string an allocation.
+func parseInt(v []byte, bits int) (int64, bool) {
+	neg := len(v) > 0 && v[0] == '-'
+	digits := v
+	if neg {
+		digits = v[1:]
+	}
+	u, ok := smallUint(digits)
+	if !ok {
+		n, err := strconv.ParseInt(string(v), 10, bits)
+		return n, err == nil
+	}
+	n := int64(u)
+	if neg {
+		n = -n
+	}
+	if bits < 64 && (n < -1<<(bits-1) || n >= 1<<(bits-1)) {
+		return 0, false
+	}
+	return n, true
+}
+
+// parseUint is parseInt for strconv.ParseUint.
+func parseUint(v []byte, bits int) (uint64, bool) {
+	u, ok := smallUint(v)
+	if !ok {
+		n, err := strconv.ParseUint(string(v), 10, bits)
+		return n, err == nil
+	}
+	if bits < 64 && u >= 1<<bits {
+		return 0, false
+	}
+	return u, true
+}
+
+// smallUint reads 1 to 18 decimal digits.
+func smallUint(v []byte) (uint64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
 }
 
 func intBits(k reflect.Kind) int {
@@ -376,12 +431,12 @@ func encoderOf(t reflect.Type, visiting map[reflect.Type]bool) encodeFunc {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		k := t.Kind()
 		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
-			return strconv.AppendInt(b, loadInt(k, p), 10), true
+			return appendInt(b, loadInt(k, p)), true
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		k := t.Kind()
 		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
-			return strconv.AppendUint(b, loadUint(k, p), 10), true
+			return appendUint(b, loadUint(k, p)), true
 		}
 	case reflect.Float32:
 		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
@@ -556,7 +611,7 @@ func appendJSONFloat(b []byte, f float64, bits int) ([]byte, bool) {
 	if abs >= 1 && abs < 1<<24 && f == math.Trunc(f) {
 		// An integer, which 'f' would write with the same digits: a
 		// shortcut, as float formatting is slow in a guest.
-		return strconv.AppendInt(b, int64(f), 10), true
+		return appendInt(b, int64(f)), true
 	}
 	format := byte('f')
 	if abs != 0 {
@@ -574,6 +629,29 @@ func appendJSONFloat(b []byte, f float64, bits int) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+// appendInt is strconv.AppendInt(b, n, 10) in less code.
+func appendInt(b []byte, n int64) []byte {
+	if n < 0 {
+		b = append(b, '-')
+		return appendUint(b, uint64(-n)) // -MinInt64 is MinInt64: as uint64, its magnitude
+	}
+	return appendUint(b, uint64(n))
+}
+
+// appendUint is strconv.AppendUint(b, n, 10) in less code.
+func appendUint(b []byte, n uint64) []byte {
+	var d [20]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + n%10)
+		if n /= 10; n == 0 {
+			break
+		}
+	}
+	return append(b, d[i:]...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ func TestArgsDecoderAgreesWithEncodingJSON(t *testing.T) {
 		{`{"i":+1}`, false},
 		{`{"i":"1"}`, false},
 		{`{"s":1}`, false},
+		{`{"s":0"}`, false}, // a number that ends in a quote is no string
 		{`{"b":"true"}`, false},
 		{`{"b":1}`, false},
 		{`{"f32":1e39}`, false},
@@ -377,4 +379,52 @@ func TestErrorOutputMatchesABIEncode(t *testing.T) {
 			t.Errorf("%q: got %s, want %s", msg, got, want)
 		}
 	}
+}
+
+// checkInteger compares parseInt and parseUint with strconv for a JSON
+// number, at every size.
+func checkInteger(t *testing.T, v string) {
+	if !jsonNumber([]byte(v)) {
+		return
+	}
+	for _, bits := range []int{8, 16, 32, 64} {
+		n, ok := parseInt([]byte(v), bits)
+		wn, err := strconv.ParseInt(v, 10, bits)
+		if ok != (err == nil) || ok && n != wn {
+			t.Errorf("parseInt(%s, %d) = %d, %v; strconv %d, %v", v, bits, n, ok, wn, err)
+		}
+		u, ok := parseUint([]byte(v), bits)
+		wu, err := strconv.ParseUint(v, 10, bits)
+		if ok != (err == nil) || ok && u != wu {
+			t.Errorf("parseUint(%s, %d) = %d, %v; strconv %d, %v", v, bits, u, ok, wu, err)
+		}
+	}
+}
+
+func TestIntegers(t *testing.T) {
+	for _, v := range []string{"0", "-0", "7", "-1", "127", "128", "-128", "-129", "255", "256", "32767", "65536", "-2147483649",
+		"999999999999999999", "-999999999999999999", "1000000000000000000", "9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616", "1.5", "1e3", "-", "01"} {
+		checkInteger(t, v)
+	}
+	for _, n := range []int64{0, 1, -1, 9, 10, 99, 100, -100, 1e17 - 1, 1e18, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		if got, want := string(appendInt([]byte("x"), n)), "x"+strconv.FormatInt(n, 10); got != want {
+			t.Errorf("appendInt(%d) = %s, want %s", n, got, want)
+		}
+	}
+	for _, n := range []uint64{0, 9, 10, math.MaxUint64, math.MaxUint64 - 1, 1 << 63} {
+		if got, want := string(appendUint(nil, n)), strconv.FormatUint(n, 10); got != want {
+			t.Errorf("appendUint(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func FuzzIntegers(f *testing.F) {
+	f.Add("-128", int64(-129))
+	f.Fuzz(func(t *testing.T, v string, n int64) {
+		checkInteger(t, v)
+		if got, want := string(appendInt(nil, n)), strconv.FormatInt(n, 10); got != want {
+			t.Errorf("appendInt(%d) = %s, want %s", n, got, want)
+		}
+	})
 }

@@ -46,11 +46,14 @@ func splitObject(data []byte, field func(key, value []byte) bool) bool {
 }
 
 func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+	for i < len(data) && space(data[i]) {
 		i++
 	}
 	return i
 }
+
+// space reports whether c is JSON white space.
+func space(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // skipValue returns the end of the JSON value at i, or -1. It checks the
 // structure (brackets, strings); encoding/json checks the rest when the
@@ -161,20 +164,16 @@ func (c *inputStrings) plain(v []byte) (string, bool) {
 	if !plainBytes(v) || !utf8.Valid(v) {
 		return "", false // escapes; or bad UTF-8, which encoding/json replaces
 	}
-	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(c.data))))
-	if len(c.data) == 0 || off < 0 || off > len(c.data)-len(v) {
-		return string(v[1 : len(v)-1]), true // not within data
-	}
-	if c.all == "" {
-		c.all = string(c.data)
-	}
-	return c.all[off+1 : off+len(v)-1], true
+	return c.sub(v), true
 }
 
-// sub returns the contents of the string v, which lies within data and
-// which scanString found plain.
+// sub returns the contents of the string v, which has no escapes, as a
+// substring of the copy of data if v lies within data.
 func (c *inputStrings) sub(v []byte) string {
 	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(c.data))))
+	if len(c.data) == 0 || off < 0 || off > len(c.data)-len(v) {
+		return string(v[1 : len(v)-1]) // not within data
+	}
 	if c.all == "" {
 		c.all = string(c.data)
 	}

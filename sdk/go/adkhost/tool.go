@@ -141,7 +141,9 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 	res := new(R)
 	t.run = func(ctx ToolContext, strs inputStrings, raw json.RawMessage, dst []byte) ([]byte, error) {
 		var args A
-		raw = bytes.TrimSpace(raw)
+		if len(raw) > 0 && (space(raw[0]) || space(raw[len(raw)-1])) {
+			raw = bytes.TrimSpace(raw)
+		}
 		decoded := false
 		if reqFields != nil && len(raw) > 0 && !bytes.Equal(raw, null) {
 			var set uint64
