@@ -436,38 +436,50 @@ var turnModel = func() *scripted.Reactive {
 // each time.
 func turn(tl tool.Tool) func(b *testing.B) {
 	return func(b *testing.B) {
-		ctx := context.Background()
-		a, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "root", Model: turnModel, Tools: []tool.Tool{tl}})
+		runner, err := turnRunner(tl)
 		if err != nil {
 			b.Fatal(err)
 		}
-		runner, err := engine.NewRunner(engine.RunnerConfig{AppName: "weather_app", Agent: a, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Weather in Paris?"}}}
 		i := 0
 		for b.Loop() {
 			i++
-			n := 0
-			for ev, err := range runner.Run(ctx, "u", fmt.Sprint("s", i), msg, engine.RunConfig{}) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				if ev.Content != nil {
-					for _, part := range ev.Content.Parts {
-						if fr := part.FunctionResponse; fr != nil {
-							if _, ok := fr.Response["days"]; !ok {
-								b.Fatal(errors.New("no forecast in the function response"))
-							}
-						}
-					}
-				}
-				n++
-			}
-			if n != 3 {
-				b.Fatalf("%d events, want call, response, answer", n)
+			if err := runTurn(runner, i); err != nil {
+				b.Fatal(err)
 			}
 		}
 	}
+}
+
+// turnRunner returns a runner of the turn's agent with tl.
+func turnRunner(tl tool.Tool) (*engine.Runner, error) {
+	a, err := engine.NewLlmAgent(engine.LlmAgentConfig{Name: "root", Model: turnModel, Tools: []tool.Tool{tl}})
+	if err != nil {
+		return nil, err
+	}
+	return engine.NewRunner(engine.RunnerConfig{AppName: "weather_app", Agent: a, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
+}
+
+// runTurn runs turn i (its session is "s<i>") and checks its events.
+func runTurn(runner *engine.Runner, i int) error {
+	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Weather in Paris?"}}}
+	n := 0
+	for ev, err := range runner.Run(context.Background(), "u", fmt.Sprint("s", i), msg, engine.RunConfig{}) {
+		if err != nil {
+			return err
+		}
+		if ev.Content != nil {
+			for _, part := range ev.Content.Parts {
+				if fr := part.FunctionResponse; fr != nil {
+					if _, ok := fr.Response["days"]; !ok {
+						return errors.New("no forecast in the function response")
+					}
+				}
+			}
+		}
+		n++
+	}
+	if n != 3 {
+		return fmt.Errorf("%d events, want call, response, answer", n)
+	}
+	return nil
 }

@@ -25,10 +25,15 @@
 //
 //	go test -run '^$' -bench 'Turn|ToolCall' -count 8 ./host/internal/benchwasm/
 //
-// guestprof.sh [CALLS] profiles the guest itself: it samples warm calls
-// (TestGuestLoop) with perf and attributes the samples that land in the
-// guest's machine code to its functions (guestprof.py reads where each
-// function starts from wazero's compilation cache and the names from the
-// module's name section). A Go CPU profile shows that code only as
-// runtime._ExternalCode.
+// guestprof.sh [CALLS] [turns] profiles the guest itself: it samples warm
+// calls (TestGuestLoop), or with "turns" as many engine turns, with perf
+// and attributes the samples that land in the guest's machine code to its
+// functions, in µs per call (guestprof.py reads where each function starts
+// from wazero's compilation cache and the names from the module's name
+// section). A Go CPU profile shows that code only as runtime._ExternalCode.
+// Profile turns: between two tool calls of a turn the host's own work
+// evicts the guest's code from the CPU's caches (wazero makes about 16 MB
+// of machine code of the weather module), and the same call then costs the
+// guest about 1.7 times what it costs in a loop of calls, which
+// BenchmarkToolCall measures.
 package benchwasm
