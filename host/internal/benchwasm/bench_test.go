@@ -459,11 +459,13 @@ func turnRunner(tl tool.Tool) (*engine.Runner, error) {
 	return engine.NewRunner(engine.RunnerConfig{AppName: "weather_app", Agent: a, Sessions: session.NewInMemoryService(), AutoCreateSession: true})
 }
 
+// turnMessage is the user's message of every turn.
+var turnMessage = &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Weather in Paris?"}}}
+
 // runTurn runs turn i (its session is "s<i>") and checks its events.
 func runTurn(runner *engine.Runner, i int) error {
-	msg := &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "Weather in Paris?"}}}
 	n := 0
-	for ev, err := range runner.Run(context.Background(), "u", fmt.Sprint("s", i), msg, engine.RunConfig{}) {
+	for ev, err := range runner.Run(context.Background(), "u", fmt.Sprint("s", i), turnMessage, engine.RunConfig{}) {
 		if err != nil {
 			return err
 		}
