@@ -129,6 +129,9 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 		}
 		defer st.close()
 		sessions, artifacts, mems, reg = st.stores.Sessions, st.stores.Artifacts, st.memory, st.stores.Registry
+		// A store serve or google-adk may read too: nothing stored may nest
+		// past what they read back.
+		sessions = session.WithDepthLimit(sessions, 0)
 	}
 	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: f.cacheDir})
 	if err != nil {

@@ -85,15 +85,21 @@ func errorBody(err error) (int, map[string]any) {
 	return status, body
 }
 
-// stateTooLarge maps a write the state bound refused
-// (session.StateTooLargeError) to a 413 that says which bound to raise;
-// nil if err is not that.
-func stateTooLarge(what string, err error) error {
-	var e *session.StateTooLargeError
-	if !errors.As(err, &e) {
-		return nil
+// boundRefused maps a write the session bounds refused to an answer that
+// says which bound: session.StateTooLargeError to a 413 naming the bound
+// to raise, session.TooDeepError to a 422; nil if err is neither.
+func boundRefused(what string, err error) error {
+	var big *session.StateTooLargeError
+	if errors.As(err, &big) {
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Err: err,
+			Msg:   what + ": the state bound (--max-state-bytes, server.Config.Limits.StateBytes) refused the write",
+			Extra: map[string]any{"limit": "max_state_bytes", "scope": big.Scope, "size": big.Size, "max_state_bytes": big.Limit}}
 	}
-	return &apiError{Status: http.StatusRequestEntityTooLarge, Err: err,
-		Msg:   what + ": the state bound (--max-state-bytes, server.Config.Limits.StateBytes) refused the write",
-		Extra: map[string]any{"limit": "max_state_bytes", "scope": e.Scope, "size": e.Size, "max_state_bytes": e.Limit}}
+	var deep *session.TooDeepError
+	if errors.As(err, &deep) {
+		return &apiError{Status: http.StatusUnprocessableEntity, Err: err,
+			Msg:   what + ": a value nests too deep to store",
+			Extra: map[string]any{"limit": "max_value_depth", "max_value_depth": deep.Limit}}
+	}
+	return nil
 }

@@ -225,8 +225,8 @@ func (s *Server) run(c echo.Context) error {
 		// The Runner refused the new message before running (google-adk's
 		// ValueError): the client's request is what is wrong.
 		return wrapErr(http.StatusBadRequest, "new message refused", err)
-	case errors.Is(err, session.ErrStateTooLarge):
-		return stateTooLarge("run stopped", err)
+	case errors.Is(err, session.ErrStateTooLarge), errors.Is(err, session.ErrTooDeep):
+		return boundRefused("run stopped", err)
 	case errors.Is(err, session.ErrStale):
 		// Another run (on this replica or another) appended to the
 		// session first: its writes stand, this run's stop here.

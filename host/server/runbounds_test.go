@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,5 +36,33 @@ func TestRunEngineBounds(t *testing.T) {
 	sess := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/looper/users/u/sessions/s2", nil)))
 	if evs, _ := sess["events"].([]any); len(evs) != 6 {
 		t.Errorf("stored %d events, want 6", len(evs))
+	}
+}
+
+// Values a client sends that nest deeper than session.DefaultMaxValueDepth
+// are refused with 422 before they are stored: encoding/json reads 10,000
+// levels, Python's json stops near 1,000, and google-adk could no longer
+// load a session it shares with adkhost.
+func TestDeepValuesRefused(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.must(http.StatusCreated)(h.putBundle("chat", appFiles("chat", "ok", false)))
+	deep := strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000)
+	ok := strings.Repeat(`{"a":`, 50) + "1" + strings.Repeat("}", 50)
+	for _, tc := range []struct{ name, method, path, body string }{
+		{"initial state", "POST", "/apps/chat/users/u/sessions", `{"sessionId":"s1","state":{"k":` + deep + `}}`},
+		{"state patch", "PATCH", "/apps/chat/users/u/sessions/s0", `{"stateDelta":{"k":` + deep + `}}`},
+		{"run state delta", "POST", "/run", `{"appName":"chat","userId":"u","sessionId":"s0","newMessage":{"role":"user","parts":[{"text":"hi"}]},"stateDelta":{"k":` + deep + `}}`},
+		{"function response", "POST", "/run", `{"appName":"chat","userId":"u","sessionId":"s0","newMessage":{"role":"user","parts":[{"functionResponse":{"name":"t","response":` + deep + `}}]}}`},
+	} {
+		h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u/sessions/s0", map[string]any{"k": json.RawMessage(ok)}))
+		st, body := h.do(tc.method, tc.path, tc.body, "Content-Type", "application/json")
+		if st != http.StatusUnprocessableEntity || !strings.Contains(string(body), `"max_value_depth":100`) || !strings.Contains(string(body), "more than 100 levels") {
+			t.Errorf("%s: %d %.300s", tc.name, st, body)
+		}
+		sess := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/chat/users/u/sessions/s0", nil)))
+		if evs, _ := sess["events"].([]any); len(evs) != 0 {
+			t.Errorf("%s: stored %d events", tc.name, len(evs))
+		}
+		h.must(http.StatusOK)(h.do("DELETE", "/apps/chat/users/u/sessions/s0", nil))
 	}
 }

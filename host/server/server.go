@@ -62,7 +62,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.Limits = cfg.Limits.withDefaults()
 	// Every write of state passes through this one service: runs (the
 	// runners get it), PATCH, session creation, MCP tool calls.
-	cfg.Stores.Sessions = session.WithStateLimit(cfg.Stores.Sessions, cfg.Limits.StateBytes)
+	cfg.Stores.Sessions = session.WithDepthLimit(session.WithStateLimit(cfg.Stores.Sessions, cfg.Limits.StateBytes), session.DefaultMaxValueDepth)
 	if cfg.Load == nil {
 		cfg.Load = appdef.Load
 	}

@@ -112,7 +112,7 @@ func (s *Server) create(c echo.Context, id string, state map[string]any, orders 
 	if errors.Is(err, session.ErrAlreadyExists) {
 		return errorf(http.StatusConflict, "Session already exists: "+id)
 	}
-	if e := stateTooLarge("creating session", err); e != nil {
+	if e := boundRefused("creating session", err); e != nil {
 		return e
 	}
 	if err != nil {
@@ -201,7 +201,7 @@ func (s *Server) patchSession(c echo.Context) error {
 		if errors.Is(err, session.ErrStale) {
 			return wrapErr(http.StatusConflict, "session changed while updating it: retry", err)
 		}
-		if e := stateTooLarge("updating session", err); e != nil {
+		if e := boundRefused("updating session", err); e != nil {
 			return e
 		}
 		return wrapErr(http.StatusInternalServerError, "updating session", err)

@@ -79,7 +79,7 @@ func (s *Server) runSSE(c echo.Context) error {
 	if runErr != nil && ctx.Err() == nil && writeErr == nil {
 		// google-adk's error frame: {"error": "<Type>: <msg>", "error_details": {...}}.
 		typ, msg := errorType(runErr), runErr.Error()
-		if e := stateTooLarge("run stopped", runErr); e != nil {
+		if e := boundRefused("run stopped", runErr); e != nil {
 			msg = e.Error() // names the bound to raise
 		}
 		send(map[string]any{
