@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -115,5 +116,27 @@ func TestMCPAppDeletedDuringRequest(t *testing.T) {
 	s.mcp.closeIfForgotten(a)
 	for range a.server.Sessions() {
 		t.Error("a session of a forgotten MCP server is still open")
+	}
+}
+
+// An MCP server names its tools and lists them again at every invocation:
+// one renaming them each time added a tool call series per call, for
+// good. The tool label values of tools without a module are bounded;
+// names admitted keep their label.
+func TestToolLabelsBounded(t *testing.T) {
+	o := newObserver(&metrics{}, nil)
+	for i := range maxToolLabels {
+		if got := o.toolLabel("app", fmt.Sprintf("t%d", i)); got != fmt.Sprintf("t%d", i) {
+			t.Fatalf("label %d = %q", i, got)
+		}
+	}
+	if got := o.toolLabel("app", "renamed"); got != "<other>" {
+		t.Errorf("past the bound: %q, want <other>", got)
+	}
+	if got := o.toolLabel("other_app", "t0"); got != "<other>" {
+		t.Errorf("another app past the bound: %q, want <other>", got)
+	}
+	if got := o.toolLabel("app", "t7"); got != "t7" {
+		t.Errorf("an admitted name: %q", got)
 	}
 }

@@ -64,7 +64,7 @@ func newMetrics(reg *prometheus.Registry, rt *sandbox.Runtime) (*metrics, error)
 			Name: "adkhost_model_calls_total", Help: "Model calls the agents made (before_model seen), by app.",
 		}, []string{"app"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "adkhost_tool_calls_total", Help: `Tool calls by app, module ("" for a tool not from a Wasm module), tool and outcome (ok, error).`,
+			Name: "adkhost_tool_calls_total", Help: `Tool calls by app, module ("" for a tool not from a Wasm module), tool and outcome (ok, error). Tools not from a module take at most 1000 tool values together, then "<other>".`,
 		}, []string{"app", "module", "tool", "outcome"}),
 		wasmCallDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "adkhost_wasm_call_duration_seconds", Help: "Wall time of Wasm tool calls (before_tool to after_tool), by module and tool.",

@@ -28,6 +28,36 @@ type observer struct {
 	m      *metrics
 	tracer trace.Tracer // nil: no spans
 	invs   sync.Map     // invocation id -> *invState
+
+	// toolNames holds the names of tools without a module (an MCP
+	// server's, built-ins, agent tools) given as label values, by app,
+	// at most maxToolLabels of them.
+	toolNamesMu sync.Mutex
+	toolNames   map[string]bool
+}
+
+// maxToolLabels bounds the tool label values of tools without a module.
+// An MCP server names its tools, and lists them again at every
+// invocation: one that renamed them each time grew the tool call counter
+// by a series per call, for good. Past the bound such a tool is
+// "<other>".
+const maxToolLabels = 1000
+
+// toolLabel is the tool label value of a tool without a module.
+func (o *observer) toolLabel(app, name string) string {
+	key := app + "\x00" + name
+	o.toolNamesMu.Lock()
+	defer o.toolNamesMu.Unlock()
+	if !o.toolNames[key] {
+		if len(o.toolNames) >= maxToolLabels {
+			return "<other>"
+		}
+		if o.toolNames == nil {
+			o.toolNames = map[string]bool{}
+		}
+		o.toolNames[key] = true
+	}
+	return name
 }
 
 // invState is what the observer keeps for one invocation in progress.
@@ -229,10 +259,13 @@ func (o *observer) toolDone(ctx callbacks.ToolContext, t callbacks.Tool, err err
 		outcome = "error"
 	}
 	name := t.Name()
-	if errors.As(err, new(*engine.ToolNotFoundError)) {
+	switch {
+	case errors.As(err, new(*engine.ToolNotFoundError)):
 		// The model chose that name: keep it out of the label values, so
 		// that a confused model cannot grow the metric without bound.
 		name = "<unknown>"
+	case mod == "":
+		name = o.toolLabel(ctx.AppName(), name)
 	}
 	o.m.toolCalls.WithLabelValues(ctx.AppName(), mod, name, outcome).Inc()
 	st := o.state(ctx.InvocationID())
