@@ -146,12 +146,25 @@ func (s *Server) startRun(c echo.Context) (*runRequest, *loadedApp, error) {
 			return nil, nil, err
 		}
 	}
+	if len(req.CustomMetadata) > 0 {
+		// Copied into every event of the run: up to --max-events times.
+		if b, err := json.Marshal(req.CustomMetadata); err == nil && len(b) > maxCustomMetadataBytes {
+			return nil, nil, &apiError{Status: http.StatusRequestEntityTooLarge,
+				Msg:   fmt.Sprintf("customMetadata is %d bytes of JSON, over the limit of %d: it is copied into every event of the run; send a few tags, and put data in state", len(b), maxCustomMetadataBytes),
+				Extra: map[string]any{"limit": "max_custom_metadata_bytes", "max_custom_metadata_bytes": maxCustomMetadataBytes}}
+		}
+	}
 	la := s.apps.acquire(req.AppName)
 	if la == nil {
 		return nil, nil, errorf(http.StatusNotFound, "App not found: "+req.AppName)
 	}
 	return &req, la, nil
 }
+
+// maxCustomMetadataBytes bounds a run request's customMetadata, which the
+// runner copies into every event of the invocation (as google-adk does):
+// a megabyte of it, with the events a run may store, stored gigabytes.
+const maxCustomMetadataBytes = 64 << 10
 
 // runConfig is the engine's RunConfig for a request.
 func (s *Server) runConfig(req *runRequest) engine.RunConfig {

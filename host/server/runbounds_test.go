@@ -66,3 +66,25 @@ func TestDeepValuesRefused(t *testing.T) {
 		h.must(http.StatusOK)(h.do("DELETE", "/apps/chat/users/u/sessions/s0", nil))
 	}
 }
+
+// A run's customMetadata is copied into every event it stores: 1 MiB of it
+// and a run of thousands of events stored gigabytes. It is bounded at
+// 64 KiB of JSON; within the bound every event carries it.
+func TestRunCustomMetadataBounded(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{limits: server.Limits{RequestBytes: 1 << 20}})
+	h.must(http.StatusCreated)(h.putBundle("chat", appFiles("chat", "ok", false)))
+	h.must(http.StatusOK)(h.do("POST", "/apps/chat/users/u/sessions/s", map[string]any{}))
+	body := runBody("chat", "u", "s", "hi")
+	body["customMetadata"] = map[string]any{"blob": strings.Repeat("x", 64<<10)}
+	st, out := h.do("POST", "/run", body)
+	if st != http.StatusRequestEntityTooLarge || !strings.Contains(string(out), "customMetadata is 65547 bytes of JSON, over the limit of 65536") {
+		t.Errorf("%d %.300s", st, out)
+	}
+	body["customMetadata"] = map[string]any{"tag": "x"}
+	evs := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("POST", "/run", body)))
+	for _, ev := range evs {
+		if md, _ := ev["customMetadata"].(map[string]any); md["tag"] != "x" {
+			t.Errorf("event without the run's metadata: %v", ev)
+		}
+	}
+}
