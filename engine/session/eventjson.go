@@ -160,7 +160,8 @@ func appendStrings(b []byte, list []string) []byte {
 }
 
 // appendVersions writes an artifact delta as encoding/json does (keys
-// sorted): every event carries one, most often empty.
+// sorted): the events of a tool or callback that saved artifacts carry
+// one.
 func appendVersions(b []byte, m map[string]int) []byte {
 	b = append(b, '{')
 	for i, k := range slices.Sorted(maps.Keys(m)) {
