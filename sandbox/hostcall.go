@@ -37,6 +37,9 @@ type callState struct {
 	// when the count passed MaxHostCalls and the guest was stopped.
 	hostCalls  int
 	overBudget bool
+	// expired is set when the guest made a host call after the deadline
+	// or after the caller's context ended, and was stopped there.
+	expired bool
 	// logBytes is what the call has logged; logDropped the lines dropped.
 	logBytes, logDropped int
 	// written is what the call has handed the host's writes (MaxWriteBytes).
@@ -56,14 +59,30 @@ var errReentrant = errors.New("adkhost_alloc called a host function; an allocato
 // pool reports ErrHostCallLimit from overBudget.
 var errHostCallBudget = errors.New("host call budget spent")
 
-// countHostCall counts one host function call and, past the budget,
-// stops the guest. A panic is the only way out of the guest from inside a
+// errCallExpired is the panic that stops a guest calling a host function
+// after its call's time is up; the pool reports ErrTimeout (or the
+// caller's context error) from expired.
+var errCallExpired = errors.New("host call after the call's deadline or cancellation")
+
+// countHostCall counts one host function call and stops the guest past
+// the budget, or when the call's deadline has passed or its caller's
+// context ended. A panic is the only way out of the guest from inside a
 // host function: returning a status would let a flooding guest go on.
+//
+// The deadline check matters because the interrupt (interrupt.go) stops a
+// guest only at its next check, up to 1023 function entries or loop
+// iterations later: without it a timed-out guest kept writing state,
+// artifacts and actions into the invocation until then, hundreds of host
+// calls, after the host had given up on it.
 func (cs *callState) countHostCall() {
 	cs.hostCalls++
 	if cs.hostCalls > cs.spec.limits.MaxHostCalls {
 		cs.overBudget = true
 		panic(errHostCallBudget)
+	}
+	if cs.parent.Err() != nil || !time.Now().Before(cs.deadline) {
+		cs.expired = true
+		panic(errCallExpired)
 	}
 }
 

@@ -114,7 +114,7 @@ func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 		if in.tooDeep() {
 			return nil, fmt.Errorf("%w: instantiation: more than %d nested calls (MaxCallDepth)%s", ErrCallDepth, s.limits.MaxCallDepth, stderr.suffix())
 		}
-		return nil, instantiationError(s, limit, stderr, stopped || ictx.Err() != nil, err)
+		return nil, instantiationError(s, limit, stderr, stopped || cs.expired || ictx.Err() != nil, err)
 	}
 	return in, nil
 }

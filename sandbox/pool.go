@@ -204,7 +204,7 @@ func (s *poolSpec) run(ctx context.Context, in instance, export string, input []
 		// only the panic that stopped it.
 		return nil, true, cs.budgetError()
 	}
-	if err != nil && (cs.stopped || ctx.Err() != nil) {
+	if err != nil && (cs.stopped || cs.expired || ctx.Err() != nil) {
 		// Whatever the guest was doing, the deadline or the caller ended it.
 		discard = true
 		if ctx.Err() != nil {

@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1027,5 +1028,60 @@ func TestExtismTransport(t *testing.T) {
 	}
 	if s := p.Stats(); s.Discarded != 1 {
 		t.Fatalf("stats = %+v, want the timed-out plugin discarded", s)
+	}
+}
+
+// lateHost counts the host calls that reach it after their call's context
+// ended.
+type lateHost struct {
+	abi.UnavailableHost
+	calls, late atomic.Int64
+}
+
+func (h *lateHost) Log(ctx context.Context, _ slog.Level, _ string) {
+	h.calls.Add(1)
+	if ctx.Err() != nil {
+		h.late.Add(1)
+	}
+}
+
+// TestNoHostCallAfterDeadline: once a call's time is up, or its caller's
+// context ended, no host function reaches the Host: the guest is stopped
+// at its next host call instead of making the calls it can fit in before
+// the interrupt check (every 1024th loop iteration) stops it. Without this
+// a guest that timed out still wrote state into the invocation.
+func TestNoHostCallAfterDeadline(t *testing.T) {
+	r := newRuntime(t)
+	limits := sandbox.Limits{Timeout: 50 * time.Millisecond, MaxHostCalls: 1 << 30,
+		LogLinesPerSecond: 1 << 30, MaxLogBytes: 1 << 30}
+	p := pool(t, r, load(t, r, watFile(t, "misbehave.wat")), sandbox.PoolConfig{Limits: limits})
+	for _, name := range []string{"deadline", "cancelled"} {
+		t.Run(name, func(t *testing.T) {
+			for range 5 {
+				ctx := context.Background()
+				if name == "cancelled" {
+					c, cancel := context.WithCancel(ctx)
+					time.AfterFunc(10*time.Millisecond, cancel)
+					ctx = c
+				}
+				h := &lateHost{}
+				_, err := p.Call(ctx, abi.HookToolCall, []byte("F"), h) // logs forever
+				want := sandbox.ErrTimeout
+				if name == "cancelled" {
+					want = context.Canceled
+				}
+				if !errors.Is(err, want) {
+					t.Fatalf("err = %v, want %v", err, want)
+				}
+				if h.calls.Load() == 0 {
+					t.Fatal("the guest's log calls never reached the host")
+				}
+				// The one call admitted just before the deadline may see it
+				// pass while it runs; it is the guest's last.
+				if n := h.late.Load(); n > 1 {
+					t.Fatalf("%d of %d host calls ran after the call's context ended", n, h.calls.Load())
+				}
+			}
+		})
 	}
 }
