@@ -242,8 +242,9 @@ func pruneEmpty(m map[string]any) map[string]any {
 
 // dumpRequest is the trace form of a model request (FORMAT.md §2.4).
 // agentNames are the scenario's agents, whose tools (task and single_turn
-// sub-agents) declare a description even when it is empty.
-func dumpRequest(req *model.Request, agentNames map[string]bool) map[string]any {
+// sub-agents) declare a description even when it is empty; schemaAgents
+// are those with an output_schema.
+func dumpRequest(req *model.Request, agentNames, schemaAgents map[string]bool) map[string]any {
 	out := map[string]any{"model": req.Model}
 	contents := make([]any, 0, len(req.Contents))
 	for _, c := range req.Contents {
@@ -292,9 +293,15 @@ func dumpRequest(req *model.Request, agentNames map[string]bool) map[string]any 
 	cfg := *req.Config
 	cfg.SystemInstruction = nil
 	cfg.Tools = nil
-	cfg.ResponseJsonSchema = nil
+	schema, fromOutputSchema := req.Config.ResponseJsonSchema.(map[string]any)
+	// A response_json_schema of an agent without output_schema is its
+	// generate_content_config's, which both runtimes pass through as is.
+	fromOutputSchema = fromOutputSchema && schemaAgents[req.Config.Labels["adk_agent_name"]]
+	if fromOutputSchema {
+		cfg.ResponseJsonSchema = nil
+	}
 	d, _ := pyDump(&cfg).(map[string]any)
-	if schema, ok := req.Config.ResponseJsonSchema.(map[string]any); ok {
+	if fromOutputSchema {
 		// google-adk sets the output schema as a pydantic class, which the
 		// Python trace shows as its name and JSON schema; adkhost sends the
 		// same JSON schema as responseJsonSchema. Both are rendered alike so

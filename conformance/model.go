@@ -17,34 +17,44 @@ import (
 // instance of a scenario answers from the same responses and records every
 // request.
 type script struct {
-	// agentNames are the scenario's agent names (dumpRequest).
-	agentNames           map[string]bool
-	mu                   sync.Mutex
-	responses            []*ResponseSpec
-	used                 []bool
-	exhausted            bool
-	requests             []map[string]any
-	outputSchemaAndTools bool
-	turn                 int
+	// agentNames are the scenario's agent names, schemaAgents those with
+	// an output_schema (dumpRequest).
+	agentNames, schemaAgents map[string]bool
+	mu                       sync.Mutex
+	responses                []*ResponseSpec
+	used                     []bool
+	exhausted                bool
+	requests                 []map[string]any
+	outputSchemaAndTools     bool
+	turn                     int
 	// changed is closed (and replaced) whenever a response is used.
 	changed chan struct{}
 }
 
 func newScript(sc *Scenario) *script {
-	names := map[string]bool{}
+	names, schemaAgents := map[string]bool{}, map[string]bool{}
 	var walk func(a *AgentSpec)
 	walk = func(a *AgentSpec) {
 		if a == nil {
 			return
 		}
 		names[a.Name] = true
+		if a.OutputSchema != nil {
+			schemaAgents[a.Name] = true
+		}
 		for _, sub := range a.SubAgents {
 			walk(sub)
+		}
+		for _, t := range a.Tools {
+			if t.AgentTool != nil {
+				walk(t.AgentTool.Agent)
+			}
 		}
 	}
 	walk(sc.Agent)
 	return &script{
 		agentNames:           names,
+		schemaAgents:         schemaAgents,
 		responses:            sc.ModelResponses,
 		used:                 make([]bool, len(sc.ModelResponses)),
 		changed:              make(chan struct{}),
@@ -77,7 +87,7 @@ func (s *script) usedCount() int {
 // script order, as a model slower for the later branch would make happen.
 // The wait is bounded so a scenario can never hang on it.
 func (s *script) take(req *model.Request, stream bool) (*ResponseSpec, error) {
-	recorded := dumpRequest(req, s.agentNames)
+	recorded := dumpRequest(req, s.agentNames, s.schemaAgents)
 	agent := ""
 	if req.Config != nil {
 		agent = req.Config.Labels["adk_agent_name"]

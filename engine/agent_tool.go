@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/engine/tool"
+	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
 // AgentTool is google-adk 2.13's AgentTool: an agent called as a tool.
@@ -61,10 +62,9 @@ func (t *AgentTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, er
 	if t.SkipSummarization {
 		tc.Actions().SkipSummarization = true
 	}
-	request, ok := args["request"].(string)
-	if _, has := args["request"]; !has || !ok {
-		b, _ := json.Marshal(args) // sorted keys, as json.dumps(sort_keys=True)
-		request = string(b)
+	request, err := agentToolRequest(args)
+	if err != nil {
+		return nil, err // google-adk's error as it is: the event shows its text
 	}
 	inv := tc.inv
 	if inv.config.nesting >= MaxAgentDepth {
@@ -223,4 +223,33 @@ func (f forwardingArtifacts) Delete(ctx context.Context, k artifact.Key) error {
 		return fmt.Errorf("no artifact service")
 	}
 	return inv.artifacts.Delete(ctx, artifact.Key{AppName: inv.appName, UserID: f.tc.UserID(), SessionID: inv.session.ID, Name: k.Name})
+}
+
+// agentToolRequest is the text of the message an AgentTool sends its agent,
+// as google-adk's AgentTool.run_async builds it: the request argument as it
+// is (null gives an empty text), or without one every argument as
+// json.dumps(args, ensure_ascii=False, sort_keys=True) writes them. A
+// request that is not a string fails the call with the ValidationError
+// pydantic raises for Part(text=...) in google-adk.
+func agentToolRequest(args map[string]any) (string, error) {
+	v, has := args["request"]
+	if !has {
+		text, err := pyfmt.JSONDumps(args) // Go maps: sorted keys
+		if err != nil {
+			return "", fmt.Errorf("arguments not JSON: %w", err)
+		}
+		return text, nil
+	}
+	switch r := v.(type) {
+	case string:
+		return r, nil
+	case nil:
+		return "", nil
+	}
+	if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+		v = int64(f) // a model's JSON 42, which Python decodes as an int
+	}
+	return "", &OutputValidationError{Model: "Part", Errors: []fieldError{{
+		loc: "text", kind: "string_type", msg: "Input should be a valid string", input: v,
+	}}}
 }
