@@ -36,7 +36,7 @@ type DirectToolCall struct {
 	// "e-<uuid>". Callers that track invocations in a plugin set it.
 	InvocationID string
 	// Limits holds the bounds of the call's invocation (MaxLLMCalls,
-	// MaxEvents, MaxFunctionCalls), which agents the tool runs (AgentTool)
+	// MaxEvents, MaxFunctionCalls, MaxBytes), which agents the tool runs (AgentTool)
 	// count against; its other fields are not used.
 	Limits RunConfig
 }
@@ -119,7 +119,7 @@ func (r *Runner) CallTool(ctx context.Context, call DirectToolCall) (*DirectTool
 		id: cmp.Or(call.InvocationID, newInvocationID()), appName: r.cfg.AppName, session: sess,
 		sessions: r.cfg.Sessions, artifacts: r.cfg.Artifacts, memory: r.cfg.Memory, plugins: r.cfg.Plugins,
 		config: RunConfig{CustomMetadata: call.CustomMetadata, MaxLLMCalls: call.Limits.MaxLLMCalls,
-			MaxEvents: call.Limits.MaxEvents, MaxFunctionCalls: call.Limits.MaxFunctionCalls}.resolved(), tree: r.tree, contents: r.contents, log: r.cfg.Logger,
+			MaxEvents: call.Limits.MaxEvents, MaxFunctionCalls: call.Limits.MaxFunctionCalls, MaxBytes: call.Limits.MaxBytes}.resolved(), tree: r.tree, contents: r.contents, log: r.cfg.Logger,
 		states: newAgentStates(), firstEvent: len(sess.Events()),
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: la, ended: new(atomic.Bool)}

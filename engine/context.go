@@ -306,16 +306,111 @@ func (c *InvocationContext) incrementLLMCalls() error {
 	return nil
 }
 
-// countEvent counts an event to be stored against RunConfig.MaxEvents.
+// countEvent counts an event to be stored against RunConfig.MaxEvents
+// and MaxBytes (less the tool results in it that countResult counted).
 func (c *InvocationContext) countEvent(ev *session.Event) error {
 	cfg := &c.inv.config
-	if ev.Partial || cfg.MaxEvents <= 0 {
+	if ev.Partial {
 		return nil
 	}
-	if cfg.events.Add(1) > int64(cfg.MaxEvents) {
+	if cfg.MaxEvents > 0 && cfg.events.Add(1) > int64(cfg.MaxEvents) {
 		return &EventsLimitExceededError{Limit: cfg.MaxEvents, Agent: ev.Author}
 	}
+	if cfg.MaxBytes <= 0 {
+		return nil
+	}
+	size := session.EventSize(ev) - cfg.bytes.credit(ev)
+	return cfg.bytes.add(size, cfg.MaxBytes, ev.Author, "an event")
+}
+
+// countResult counts a tool's response event against RunConfig.MaxBytes
+// as it arrives, before the response's other calls end: what a response's
+// calls return is held until all have run. Its parts are not counted
+// again when the merged event is stored.
+func (c *InvocationContext) countResult(ev *session.Event, toolName string) error {
+	cfg := &c.inv.config
+	if cfg.MaxBytes <= 0 || ev.Content == nil {
+		return nil
+	}
+	return cfg.bytes.addParts(ev.Content.Parts, cfg.MaxBytes, ev.Author, "the result of tool "+strconv.Quote(toolName))
+}
+
+// countReplacement counts what an on_event replacement adds to an event
+// against RunConfig.MaxBytes.
+func (c *InvocationContext) countReplacement(orig, merged *session.Event) error {
+	cfg := &c.inv.config
+	if cfg.MaxBytes <= 0 || merged.Partial {
+		return nil
+	}
+	grown := session.EventSize(merged) - session.EventSize(orig)
+	if grown <= 0 {
+		return nil
+	}
+	return cfg.bytes.add(grown, cfg.MaxBytes, merged.Author, "an on_event plugin's replacement")
+}
+
+// byteBudget counts the bytes an invocation and the runs of its agent
+// tools produce against RunConfig.MaxBytes.
+type byteBudget struct {
+	used atomic.Int64
+	mu   sync.Mutex
+	// counted holds the parts of tool results counted as they arrived,
+	// with their size, until the event merging them is counted.
+	counted map[*genai.Part]int64
+}
+
+// add counts n bytes; past limit it refuses them (they are not counted).
+func (b *byteBudget) add(n, limit int64, agent, what string) error {
+	if n <= 0 {
+		return nil
+	}
+	if b.used.Add(n) > limit {
+		b.used.Add(-n)
+		return &BytesLimitExceededError{Limit: limit, Agent: agent, What: what, Size: n}
+	}
 	return nil
+}
+
+// addParts counts parts and remembers them for credit.
+func (b *byteBudget) addParts(parts []*genai.Part, limit int64, agent, what string) error {
+	var n int64
+	sizes := make([]int64, len(parts))
+	for i, p := range parts {
+		sizes[i] = session.PartSize(p)
+		n += sizes[i]
+	}
+	if err := b.add(n, limit, agent, what); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.counted == nil {
+		b.counted = map[*genai.Part]int64{}
+	}
+	for i, p := range parts {
+		b.counted[p] = sizes[i]
+	}
+	return nil
+}
+
+// credit returns what countResult counted of ev's parts, and forgets them.
+func (b *byteBudget) credit(ev *session.Event) int64 {
+	if ev.Content == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.counted) == 0 {
+		return 0
+	}
+	var n int64
+	for _, p := range ev.Content.Parts {
+		if size, ok := b.counted[p]; ok {
+			n += size
+			delete(b.counted, p)
+		}
+	}
+	return n
 }
 
 // callbackContext implements callbacks.CallbackContext over an agent's

@@ -252,3 +252,127 @@ func TestAgentToolNestingBounded(t *testing.T) {
 		t.Fatalf("err = %v, want the nesting bound", err)
 	}
 }
+
+// storedBytes is what a session's events hold, by session.EventSize.
+func storedBytes(t *testing.T, svc session.Service, sid string) int64 {
+	var n int64
+	for _, ev := range loadSession(t, svc, sid).Events() {
+		n += session.EventSize(ev)
+	}
+	return n
+}
+
+// bigTool returns size bytes of text at every call.
+func bigTool(t *testing.T, name string, size int, n *atomic.Int64) tool.Tool {
+	return newTool(t, name, nil, func(callbacks.ToolContext, map[string]any) (any, error) {
+		n.Add(1)
+		return map[string]any{"data": strings.Repeat("x", size)}, nil
+	})
+}
+
+// A run had no bound on the bytes it produced: 256 calls of one response
+// returning 4 MiB each were held together (1 GiB), and 10,000 events of a
+// callback's 4 MiB outputs stored 40 GB, all held in the run's session.
+func TestMaxBytes(t *testing.T) {
+	t.Parallel()
+	const kib = 1 << 10
+	wantLimit := func(t *testing.T, err error, limit int64, what string) {
+		t.Helper()
+		var be *engine.BytesLimitExceededError
+		if !errors.As(err, &be) || be.Limit != limit || !strings.Contains(be.What, what) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("limit of %d bytes", limit)) || !strings.Contains(err.Error(), "adkhost serve --max-run-bytes") {
+			t.Fatalf("err = %v, want a BytesLimitExceededError of %d for %s", err, limit, what)
+		}
+	}
+	t.Run("the results of one response", func(t *testing.T) {
+		t.Parallel()
+		var fcs []*genai.FunctionCall
+		for range 16 {
+			fcs = append(fcs, fcall("big", nil))
+		}
+		var ran atomic.Int64
+		r, svc := mustRunner(t, newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.New("m", calls(fcs...), text("done")),
+			Tools: []tool.Tool{bigTool(t, "big", 512*kib, &ran)}}))
+		evs, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxBytes: 2 << 20})
+		wantLimit(t, err, 2<<20, `the result of tool "big"`)
+		if n := storedBytes(t, svc, "s"); n > 2<<20 {
+			t.Errorf("the session holds %d bytes, over the limit", n)
+		}
+		if last := evs[len(evs)-1]; !strings.Contains(last.ErrorMessage, "RunConfig.MaxBytes") {
+			t.Errorf("the last event is %s, want the error", eventsJSON(evs[len(evs)-1:]))
+		}
+	})
+	t.Run("a callback's events", func(t *testing.T) {
+		t.Parallel()
+		var steps atomic.Int64
+		a := newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.FromSteps("m"), Tools: []tool.Tool{bigTool(t, "step", 64*kib, &steps)},
+			BeforeModel: []callbacks.BeforeModel{answersForModel}})
+		r, svc := mustRunner(t, a)
+		_, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxBytes: 1 << 20, MaxEvents: -1})
+		wantLimit(t, err, 1<<20, "tool")
+		if n := steps.Load(); n < 14 || n > 17 {
+			t.Errorf("%d steps of 64 KiB ran, want 16", n)
+		}
+		if n := storedBytes(t, svc, "s"); n > 1<<20+64*kib {
+			t.Errorf("the session holds %d bytes, over the limit", n)
+		}
+	})
+	t.Run("shared with the runs of agent tools", func(t *testing.T) {
+		t.Parallel()
+		var steps atomic.Int64
+		inner := newLlm(t, engine.LlmAgentConfig{Name: "inner", Model: scripted.FromSteps("m"), Tools: []tool.Tool{bigTool(t, "step", 64*kib, &steps)},
+			BeforeModel: []callbacks.BeforeModel{answersForModel}})
+		root := newLlm(t, engine.LlmAgentConfig{Name: "root", Model: scripted.New("m", calls(fcall("inner", map[string]any{"request": "x"}), fcall("inner", map[string]any{"request": "y"}))),
+			Tools: []tool.Tool{&engine.AgentTool{Agent: inner}}})
+		r, svc := mustRunner(t, root)
+		_, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxBytes: 1 << 20, MaxEvents: -1})
+		wantLimit(t, err, 1<<20, "")
+		// Each nested run counting its own megabyte made 32 steps.
+		if n := steps.Load(); n > 18 {
+			t.Errorf("the nested runs made %d steps of 64 KiB, want at most 18 together", n)
+		}
+	})
+	t.Run("an on_event replacement", func(t *testing.T) {
+		t.Parallel()
+		var steps atomic.Int64
+		a := newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.FromSteps("m"), Tools: []tool.Tool{bigTool(t, "step", 10, &steps)},
+			BeforeModel: []callbacks.BeforeModel{answersForModel}})
+		grow := &testPlugin{name: "grow", log: &hookLog{}, onEvent: func(_ callbacks.ReadonlyContext, e *session.Event) (*session.Event, error) {
+			return &session.Event{Response: model.Response{CustomMetadata: map[string]any{"pad": strings.Repeat("p", 128*kib)}}}, nil
+		}}
+		r, svc := mustRunner(t, a, grow)
+		_, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxBytes: 1 << 20, MaxEvents: -1})
+		wantLimit(t, err, 1<<20, "on_event plugin's replacement")
+		if n := storedBytes(t, svc, "s"); n > 1<<20+128*kib {
+			t.Errorf("the session holds %d bytes, over the limit", n)
+		}
+	})
+	t.Run("the default", func(t *testing.T) {
+		t.Parallel()
+		var steps atomic.Int64
+		a := newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.FromSteps("m"), Tools: []tool.Tool{bigTool(t, "step", 1<<20, &steps)},
+			BeforeModel: []callbacks.BeforeModel{answersForModel}})
+		r, svc := mustRunner(t, a)
+		_, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{})
+		wantLimit(t, err, engine.DefaultMaxBytes, "tool")
+		if n := steps.Load(); n > engine.DefaultMaxBytes>>20+1 {
+			t.Errorf("%d steps of 1 MiB ran", n)
+		}
+	})
+	t.Run("no limit", func(t *testing.T) {
+		t.Parallel()
+		var n atomic.Int64
+		a := newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.FromSteps("m"), Tools: []tool.Tool{bigTool(t, "step", 64*kib, new(atomic.Int64))},
+			BeforeModel: []callbacks.BeforeModel{func(cc callbacks.CallbackContext, r *model.Request) (*model.Response, error) {
+				if n.Add(1) == 20 {
+					return text("done"), nil
+				}
+				return answersForModel(cc, r)
+			}}})
+		r, svc := mustRunner(t, a)
+		mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxBytes: -1})
+		if got := storedBytes(t, svc, "s"); got < 19*64*kib {
+			t.Errorf("stored %d bytes", got)
+		}
+	})
+}

@@ -66,6 +66,22 @@ func (e *EventsLimitExceededError) Error() string {
 	return fmt.Sprintf("the invocation stopped at its limit of %d events (RunConfig.MaxEvents, adkhost serve --max-events; those of agents run as tools count too) before storing one more of %q: an agent may be looping without calling the model (a callback answering for it, a LoopAgent of agents that never escalate); bound the loop with max_iterations, or raise the limit", e.Limit, e.Agent)
 }
 
+// BytesLimitExceededError ends an invocation that produced more bytes
+// than RunConfig.MaxBytes, counting those of the agents it runs as tools.
+type BytesLimitExceededError struct {
+	Limit int64
+	// Agent authored the event refused, or ran the tool whose result was.
+	Agent string
+	// What was refused: "an event" or "the result of tool NAME".
+	What string
+	// Size is what it would have added.
+	Size int64
+}
+
+func (e *BytesLimitExceededError) Error() string {
+	return fmt.Sprintf("agent %q: the invocation stopped at its limit of %d bytes of events and tool results (RunConfig.MaxBytes, adkhost serve --max-run-bytes; those of agents run as tools count too): %s of %d bytes was refused and not stored; have tools and callbacks return less (state, artifacts), or raise the limit", e.Agent, e.Limit, e.What, e.Size)
+}
+
 // TooManyFunctionCallsError fails the step of a model response asking for
 // more function calls than RunConfig.MaxFunctionCalls; none of them ran.
 type TooManyFunctionCallsError struct {

@@ -172,12 +172,23 @@ func (c *InvocationContext) transferTo(from *LlmAgent, to Agent) *InvocationCont
 func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls []*genai.FunctionCall, confirmations map[string]*session.ToolConfirmation, emit emitter) (*session.Event, error) {
 	events := make([]*session.Event, len(calls))
 	errs := make([]error, len(calls))
+	// Each result counts against RunConfig.MaxBytes as it arrives: the
+	// response's results are held until its last call ends.
+	runOne := func(i int) {
+		fc := calls[i]
+		events[i], errs[i] = a.runFunctionCall(ctx, call, fc, confirmations[fc.ID], emit)
+		if errs[i] == nil && events[i] != nil {
+			if err := ctx.countResult(events[i], fc.Name); err != nil {
+				events[i], errs[i] = nil, err
+			}
+		}
+	}
 	if len(calls) == 1 {
-		events[0], errs[0] = a.runFunctionCall(ctx, call, calls[0], confirmations[calls[0].ID], emit)
+		runOne(0)
 	} else {
 		var wg sync.WaitGroup
-		for i, fc := range calls {
-			wg.Go(func() { events[i], errs[i] = a.runFunctionCall(ctx, call, fc, confirmations[fc.ID], emit) })
+		for i := range calls {
+			wg.Go(func() { runOne(i) })
 		}
 		wg.Wait()
 	}

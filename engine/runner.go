@@ -51,6 +51,12 @@ const DefaultMaxEvents = 10_000
 // run and stored as one event.
 const DefaultMaxFunctionCalls = 256
 
+// DefaultMaxBytes is the default of RunConfig.MaxBytes: 64 MiB, some
+// hundred times what a turn of text and tool results brings, and room for
+// sixteen results at sandbox.DefaultMaxOutputBytes; an invocation holds
+// its events in memory until it ends, and a session stores them for good.
+const DefaultMaxBytes = 64 << 20
+
 // RunConfig tunes one Runner.Run call.
 type RunConfig struct {
 	StreamingMode StreamingMode
@@ -74,6 +80,16 @@ type RunConfig struct {
 	// TooManyFunctionCallsError before any call runs or the response is
 	// stored (google-adk runs them all at once).
 	MaxFunctionCalls int
+	// MaxBytes limits the bytes the invocation produces, those of the
+	// agents it runs as tools (AgentTool) included: every event it stores
+	// (session.EventSize: content, state delta, metadata...) and every
+	// tool result as it arrives, before the results of one response are
+	// merged into one event (counted once). 0 means DefaultMaxBytes, a
+	// negative value means no limit. Each of MaxEvents events may carry a
+	// module's max_output_bytes, and a response's MaxFunctionCalls results
+	// are held together: without this bound one run held and stored
+	// gigabytes. Past it the run fails with a BytesLimitExceededError.
+	MaxBytes int64
 	// StateDelta is applied with the user's message.
 	StateDelta map[string]any
 	// CustomMetadata is merged into every event of the invocation.
@@ -97,6 +113,9 @@ type RunConfig struct {
 	// invocation and the runs of its agent tools (which copy its
 	// RunConfig); nil until the invocation starts.
 	events *atomic.Int64
+	// bytes counts what the invocation produces against MaxBytes, shared
+	// like events.
+	bytes *byteBudget
 	// nesting is how many agent tool runs this run is inside.
 	nesting int
 }
@@ -315,8 +334,14 @@ func (cfg RunConfig) resolved() RunConfig {
 	cfg.MaxLLMCalls = withDefault(cfg.MaxLLMCalls, DefaultMaxLLMCalls)
 	cfg.MaxEvents = withDefault(cfg.MaxEvents, DefaultMaxEvents)
 	cfg.MaxFunctionCalls = withDefault(cfg.MaxFunctionCalls, DefaultMaxFunctionCalls)
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
 	if cfg.events == nil {
 		cfg.events = new(atomic.Int64)
+	}
+	if cfg.bytes == nil {
+		cfg.bytes = &byteBudget{}
 	}
 	return cfg
 }
@@ -702,7 +727,11 @@ func (r *Runner) processAndAppend(ictx *InvocationContext, ev *session.Event) (*
 	}
 	if repl != nil && repl != ev {
 		applyCustomMetadata(repl, ictx.inv.config.CustomMetadata)
-		ev = mergeEvent(ev, repl)
+		merged := mergeEvent(ev, repl)
+		if err := ictx.countReplacement(ev, merged); err != nil {
+			return nil, err
+		}
+		ev = merged
 	}
 	if !ev.Partial {
 		if err := r.cfg.Sessions.AppendEvent(ictx, ictx.inv.session, ev); err != nil {

@@ -33,6 +33,7 @@ type runFlags struct {
 	message, data, store, user, session, cacheDir, modules string
 	asJSON, allowStdioMCP                                  bool
 	storeConnectTimeout                                    time.Duration
+	limits                                                 server.Limits
 }
 
 func newRun() *cobra.Command {
@@ -61,6 +62,7 @@ func newRun() *cobra.Command {
 	fl.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compilation cache directory (empty: no cache)")
 	fl.StringVar(&f.modules, "modules", "", "directory of NAME.wasm files that module references by name resolve to")
 	fl.BoolVar(&f.asJSON, "json", false, "print every event as a JSON line")
+	addRunLimitFlags(cmd, &f.limits)
 	fl.BoolVar(&f.allowStdioMCP, "allow-stdio-mcp", appdef.EnvEnabled(os.Getenv(appdef.AllowStdioMCPEnv)), "let the definition declare stdio MCP servers, run as local processes outside the sandbox; env "+appdef.AllowStdioMCPEnv)
 	return cmd
 }
@@ -129,10 +131,13 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 		}
 		defer st.close()
 		sessions, artifacts, mems, reg = st.stores.Sessions, st.stores.Artifacts, st.memory, st.stores.Registry
-		// A store serve or google-adk may read too: nothing stored may nest
-		// past what they read back.
-		sessions = session.WithDepthLimit(sessions, 0)
 	}
+	// The bounds serve puts on every store: a store serve or google-adk
+	// may read too must hold nothing they refuse (values nested past what
+	// they read back, state scopes past --max-state-bytes), and a session
+	// in memory grows in this process.
+	sessions = session.WithDepthLimit(session.WithStateLimit(sessions, f.limits.StateBytes), session.DefaultMaxValueDepth)
+	resolveRunLimits(&f.limits)
 	rt, err := sandbox.New(ctx, sandbox.Config{CacheDir: f.cacheDir})
 	if err != nil {
 		return err
@@ -158,7 +163,7 @@ func runLocal(cmd *cobra.Command, path string, f runFlags) error {
 	out := cmd.OutOrStdout()
 	turn := func(text string) error {
 		msg := genai.NewContentFromText(text, genai.RoleUser)
-		for ev, err := range runner.Run(ctx, f.user, sid, msg, engine.RunConfig{}) {
+		for ev, err := range runner.Run(ctx, f.user, sid, msg, f.limits.RunConfig()) {
 			if err != nil {
 				return err
 			}

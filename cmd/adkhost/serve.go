@@ -89,11 +89,29 @@ func newServe() *cobra.Command {
 	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "longest one write of an answer (an SSE event) may wait for the client to read it; a run may take longer")
 	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "longest a kept-alive connection stays open between requests")
 	fl.IntVar(&f.limits.MaxRuns, "max-runs", server.DefaultMaxRuns, "runs in flight at once (/run and /run_sse, an SSE run for its whole stream, an MCP tool call), all apps together; more are refused with 503 and Retry-After before their body is read")
-	fl.IntVar(&f.limits.MaxLLMCalls, "max-llm-calls", defaultMaxLLMCalls(), "model calls of one run (google-adk's --max_llm_calls; an agent tool's run counts its own); 0 or less: no limit; env ADK_MAX_LLM_CALLS, as google-adk")
-	fl.IntVar(&f.limits.MaxEvents, "max-events", engine.DefaultMaxEvents, "events one run stores, those of its agent tools' runs included (an agent looping without calling the model stops here); 0 or less: no limit")
-	fl.IntVar(&f.limits.MaxFunctionCalls, "max-function-calls", engine.DefaultMaxFunctionCalls, "function calls of one model response; a response asking for more fails its agent's step before any runs; 0 or less: no limit")
-	fl.Int64Var(&f.limits.StateBytes, "max-state-bytes", server.DefaultStateBytes, "largest JSON of each state scope: a session's own state, a user's user: state, an app's app: state; a write (run, PATCH, session creation) that would pass it is refused with 413")
+	addRunLimitFlags(cmd, &f.limits)
 	return cmd
+}
+
+// addRunLimitFlags registers the bounds of each run and of state, which
+// serve and run share: a run of `adkhost run` on a store serve uses is
+// bounded as serve bounds it.
+func addRunLimitFlags(cmd *cobra.Command, l *server.Limits) {
+	fl := cmd.Flags()
+	fl.IntVar(&l.MaxLLMCalls, "max-llm-calls", defaultMaxLLMCalls(), "model calls of one run (google-adk's --max_llm_calls; an agent tool's run counts its own); 0 or less: no limit; env ADK_MAX_LLM_CALLS, as google-adk")
+	fl.IntVar(&l.MaxEvents, "max-events", engine.DefaultMaxEvents, "events one run stores, those of its agent tools' runs included (an agent looping without calling the model stops here); 0 or less: no limit")
+	fl.IntVar(&l.MaxFunctionCalls, "max-function-calls", engine.DefaultMaxFunctionCalls, "function calls of one model response; a response asking for more fails its agent's step before any runs; 0 or less: no limit")
+	fl.Int64Var(&l.MaxRunBytes, "max-run-bytes", engine.DefaultMaxBytes, "bytes one run produces, those of its agent tools' runs included: the events it stores and its tools' results as they arrive (a response's results are held together); past it the run ends with an error event; 0 or less: no limit")
+	fl.Int64Var(&l.StateBytes, "max-state-bytes", server.DefaultStateBytes, "largest JSON of each state scope: a session's own state, a user's user: state, an app's app: state; a write (run, PATCH, session creation) that would pass it is refused with 413")
+}
+
+// resolveRunLimits maps the flags' "0 or less: no limit" (google-adk's
+// --max_llm_calls) to server.Limits' negative value.
+func resolveRunLimits(l *server.Limits) {
+	l.MaxLLMCalls, l.MaxEvents, l.MaxFunctionCalls = noLimit(l.MaxLLMCalls), noLimit(l.MaxEvents), noLimit(l.MaxFunctionCalls)
+	if l.MaxRunBytes <= 0 {
+		l.MaxRunBytes = -1
+	}
 }
 
 // defaultMaxLLMCalls is --max-llm-calls' default: ADK_MAX_LLM_CALLS when
@@ -117,7 +135,7 @@ func noLimit(n int) int {
 
 func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
-	f.limits.MaxLLMCalls, f.limits.MaxEvents, f.limits.MaxFunctionCalls = noLimit(f.limits.MaxLLMCalls), noLimit(f.limits.MaxEvents), noLimit(f.limits.MaxFunctionCalls)
+	resolveRunLimits(&f.limits)
 	log, err := newLogger(cmd, f.logLevel)
 	if err != nil {
 		return err

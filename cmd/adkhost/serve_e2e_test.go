@@ -360,6 +360,34 @@ func TestRunCommandOneShot(t *testing.T) {
 	}
 }
 
+// `adkhost run` bounded values' depth but not the size of state, nor any
+// run by serve's flags: on a store serve shares, a run could write state
+// serve then refused to load or extend, and a run produced without bound.
+func TestRunCommandBounds(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "echo")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "root_agent.yaml"), []byte("name: echo_agent\nmodel: scripted\ninstruction: Echo.\noutput_key: last\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripted_model.yaml"), []byte("rules:\n  - respond: {text: 'hi: {{text}}'}\n"), 0o644)
+	long := strings.Repeat("x", 4000)
+	for _, store := range []string{"memory", "bolt"} {
+		args := []string{"run", dir, "-m", long, "--cache-dir", "", "--max-state-bytes", "1000"}
+		if store == "bolt" {
+			args = append(args, "--data", t.TempDir())
+		}
+		out, errOut, err := cli(t, args...)
+		if err == nil || !strings.Contains(errOut, "state too large") || !strings.Contains(errOut, "over its bound of 1000 bytes") {
+			t.Errorf("%s: run wrote %d bytes of state past --max-state-bytes 1000: %v\n%.300s\n%.300s", store, len(long), err, out, errOut)
+		}
+	}
+	out, errOut, err := cli(t, "run", dir, "-m", long, "--cache-dir", "", "--max-run-bytes", "2000")
+	if err == nil || !strings.Contains(errOut, "limit of 2000 bytes") || !strings.Contains(errOut, "--max-run-bytes") {
+		t.Errorf("run produced past --max-run-bytes 2000: %v\n%.300s\n%.300s", err, out, errOut)
+	}
+	if out, errOut, err := cli(t, "run", dir, "-m", long, "--cache-dir", ""); err != nil || !strings.Contains(out, "hi: xxx") {
+		t.Errorf("within the default bounds: %v\n%.300s\n%.300s", err, out, errOut)
+	}
+}
+
 // TestServeExportsSpans points --otel-endpoint at a fake OTLP/HTTP
 // collector: after a run and SIGTERM (which flushes the exporter) it has
 // received a trace export.

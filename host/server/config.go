@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/memory"
 	"github.com/adkhost/adkhost/engine/session"
@@ -69,6 +70,16 @@ type Limits struct {
 	// (default 10,000), function calls of one model response (default
 	// 256). 0 takes the engine's default; a negative value means no limit.
 	MaxLLMCalls, MaxEvents, MaxFunctionCalls int
+	// MaxRunBytes is each run's engine.RunConfig.MaxBytes: what an
+	// invocation produces (its events, its tools' results as they arrive)
+	// with its agent tools' runs (default 64 MiB). 0 takes the engine's
+	// default; a negative value means no limit.
+	MaxRunBytes int64
+}
+
+// RunConfig is the engine.RunConfig of a run under l's bounds.
+func (l Limits) RunConfig() engine.RunConfig {
+	return engine.RunConfig{MaxLLMCalls: l.MaxLLMCalls, MaxEvents: l.MaxEvents, MaxFunctionCalls: l.MaxFunctionCalls, MaxBytes: l.MaxRunBytes}
 }
 
 // Default body limits.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/session"
 )
 
@@ -85,9 +86,12 @@ func errorBody(err error) (int, map[string]any) {
 	return status, body
 }
 
-// boundRefused maps a write the session bounds refused to an answer that
-// says which bound: session.StateTooLargeError to a 413 naming the bound
-// to raise, session.TooDeepError to a 422; nil if err is neither.
+// boundRefused maps a write the session bounds refused, or a run the
+// engine's bounds stopped, to an answer that says which bound:
+// session.StateTooLargeError and engine.BytesLimitExceededError to a 413
+// naming the bound to raise, session.TooDeepError,
+// engine.EventsLimitExceededError and engine.TooManyFunctionCallsError to
+// a 422; nil if err is none of them.
 func boundRefused(what string, err error) error {
 	var big *session.StateTooLargeError
 	if errors.As(err, &big) {
@@ -100,6 +104,26 @@ func boundRefused(what string, err error) error {
 		return &apiError{Status: http.StatusUnprocessableEntity, Err: err,
 			Msg:   what + ": a value nests too deep to store",
 			Extra: map[string]any{"limit": "max_value_depth", "max_value_depth": deep.Limit}}
+	}
+	// The run bounds of the engine that are adkhost's own: what the app
+	// (its model, tools, callbacks) did past them is no server failure.
+	var bytes *engine.BytesLimitExceededError
+	if errors.As(err, &bytes) {
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Err: err,
+			Msg:   what + ": the run's bound on bytes produced (--max-run-bytes) refused more",
+			Extra: map[string]any{"limit": "max_run_bytes", "max_run_bytes": bytes.Limit, "size": bytes.Size}}
+	}
+	var events *engine.EventsLimitExceededError
+	if errors.As(err, &events) {
+		return &apiError{Status: http.StatusUnprocessableEntity, Err: err,
+			Msg:   what + ": the run's bound on events (--max-events) refused more",
+			Extra: map[string]any{"limit": "max_events", "max_events": events.Limit}}
+	}
+	var fcs *engine.TooManyFunctionCallsError
+	if errors.As(err, &fcs) {
+		return &apiError{Status: http.StatusUnprocessableEntity, Err: err,
+			Msg:   what + ": the bound on function calls of one model response (--max-function-calls) refused it",
+			Extra: map[string]any{"limit": "max_function_calls", "max_function_calls": fcs.Limit, "calls": fcs.Calls}}
 	}
 	return nil
 }

@@ -607,7 +607,7 @@ func (s *Server) mcpToolHandler(a *mcpApp, tool string) mcp.ToolHandler {
 		}
 		invID := "e-" + uuid.NewString()
 		res, err := la.runner.CallTool(ctx, engine.DirectToolCall{UserID: s.mcp.user, SessionID: sessionID, Agent: t.agent,
-			Tool: tool, Args: args, CustomMetadata: md, InvocationID: invID, Limits: s.runConfig(&runRequest{})})
+			Tool: tool, Args: args, CustomMetadata: md, InvocationID: invID, Limits: s.cfg.Limits.RunConfig()})
 		s.obs.finish(invID, err)
 		var te *engine.ToolError
 		var ce *engine.ConfirmationRequiredError

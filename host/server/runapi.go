@@ -168,9 +168,8 @@ const maxCustomMetadataBytes = 64 << 10
 
 // runConfig is the engine's RunConfig for a request.
 func (s *Server) runConfig(req *runRequest) engine.RunConfig {
-	l := s.cfg.Limits
-	cfg := engine.RunConfig{StateDelta: req.StateDelta, CustomMetadata: req.CustomMetadata, InvocationID: req.InvocationID,
-		MaxLLMCalls: l.MaxLLMCalls, MaxEvents: l.MaxEvents, MaxFunctionCalls: l.MaxFunctionCalls}
+	cfg := s.cfg.Limits.RunConfig()
+	cfg.StateDelta, cfg.CustomMetadata, cfg.InvocationID = req.StateDelta, req.CustomMetadata, req.InvocationID
 	if req.Streaming {
 		cfg.StreamingMode = engine.StreamingModeSSE
 	}
@@ -238,7 +237,7 @@ func (s *Server) run(c echo.Context) error {
 		// The Runner refused the new message before running (google-adk's
 		// ValueError): the client's request is what is wrong.
 		return wrapErr(http.StatusBadRequest, "new message refused", err)
-	case errors.Is(err, session.ErrStateTooLarge), errors.Is(err, session.ErrTooDeep):
+	case boundRefused("", err) != nil:
 		return boundRefused("run stopped", err)
 	case errors.Is(err, session.ErrStale):
 		// Another run (on this replica or another) appended to the

@@ -25,17 +25,43 @@ func TestRunEngineBounds(t *testing.T) {
 	h.must(http.StatusOK)(h.do("POST", "/apps/looper/users/u/sessions/s2", map[string]any{}))
 
 	st, body := h.do("POST", "/run", runBody("looper", "u", "s1", "many calls"))
-	if st != http.StatusInternalServerError || !strings.Contains(string(body), "asks for 3 function calls, over the limit of 2 in one response") || !strings.Contains(string(body), "--max-function-calls") {
+	if st != http.StatusUnprocessableEntity || !strings.Contains(string(body), "asks for 3 function calls, over the limit of 2 in one response") || !strings.Contains(string(body), "--max-function-calls") ||
+		!strings.Contains(string(body), `"limit":"max_function_calls"`) {
 		t.Errorf("many calls: %d %s", st, body)
 	}
 	st, body = h.do("POST", "/run", runBody("looper", "u", "s2", "loop"))
-	if st != http.StatusInternalServerError || !strings.Contains(string(body), "limit of 5 events") || !strings.Contains(string(body), "--max-events") {
+	if st != http.StatusUnprocessableEntity || !strings.Contains(string(body), "limit of 5 events") || !strings.Contains(string(body), "--max-events") ||
+		!strings.Contains(string(body), `"limit":"max_events"`) {
 		t.Errorf("loop: %d %s", st, body)
 	}
 	// The user's message and the 5 events the bound let through.
 	sess := decode[map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/looper/users/u/sessions/s2", nil)))
 	if evs, _ := sess["events"].([]any); len(evs) != 6 {
 		t.Errorf("stored %d events, want 6", len(evs))
+	}
+}
+
+// --max-run-bytes bounds what a run produces: past it the run stops with
+// 413 naming the bound (an error frame on /run_sse), what came before it
+// is stored, and the session takes the next run.
+func TestRunBytesBound(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{limits: server.Limits{MaxRunBytes: 4000}})
+	root := "name: echo\nmodel: scripted\ninstruction: Echo.\n"
+	script := "rules:\n  - respond: {text: 'echo: {{text}}'}\n"
+	h.must(http.StatusCreated)(h.putBundle("echo", map[string]string{"root_agent.yaml": root, "scripted_model.yaml": script}))
+	h.must(http.StatusOK)(h.do("POST", "/apps/echo/users/u/sessions/s1", map[string]any{}))
+	long := strings.Repeat("y", 5000)
+	st, body := h.do("POST", "/run", runBody("echo", "u", "s1", long))
+	if st != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "limit of 4000 bytes") || !strings.Contains(string(body), `"limit":"max_run_bytes"`) {
+		t.Errorf("/run past the bound: %d %.400s", st, body)
+	}
+	st, body = h.do("POST", "/run_sse", runBody("echo", "u", "s1", long))
+	if st != http.StatusOK || !strings.Contains(string(body), "limit of 4000 bytes") || !strings.Contains(string(body), "--max-run-bytes") {
+		t.Errorf("/run_sse past the bound: %d %.400s", st, body)
+	}
+	st, body = h.do("POST", "/run", runBody("echo", "u", "s1", "short"))
+	if st != http.StatusOK || !strings.Contains(string(body), "echo: short") {
+		t.Errorf("a run within the bound: %d %.400s", st, body)
 	}
 }
 
