@@ -85,7 +85,7 @@ func TestInputReprTruncatesLikePydantic(t *testing.T) {
 		{strings.Repeat("é", 60) + "a", "'" + strings.Repeat("é", 12) + "..." + strings.Repeat("é", 11) + "a'"},
 		{"ab" + strings.Repeat("€", 30), "'ab" + strings.Repeat("€", 7) + "..." + strings.Repeat("€", 7) + "'"},
 	} {
-		if got := inputRepr(c.in); got != c.want {
+		if got := inputRepr(c.in, nil); got != c.want {
 			t.Errorf("inputRepr(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"reflect"
 	"regexp"
 	"slices"
@@ -57,6 +58,9 @@ type OutputValidationError struct {
 type fieldError struct {
 	loc, kind, msg string
 	input          any
+	// order is the key order of input as the model wrote it: pydantic
+	// prints the input dict in it.
+	order *keyorder.Tree
 }
 
 // pydanticDocs is where pydantic's messages point (pydantic 2.14, the
@@ -75,7 +79,7 @@ func (e *OutputValidationError) Error() string {
 			b.WriteString("\n" + fe.loc)
 		}
 		fmt.Fprintf(&b, "\n  %s [type=%s, input_value=%s, input_type=%s]\n    For further information visit %s%s",
-			fe.msg, fe.kind, inputRepr(fe.input), pyType(fe.input), pydanticDocs, fe.kind)
+			fe.msg, fe.kind, inputRepr(fe.input, fe.order), pyType(fe.input), pydanticDocs, fe.kind)
 	}
 	return b.String()
 }
@@ -83,8 +87,12 @@ func (e *OutputValidationError) Error() string {
 // inputRepr is the input_value of a pydantic error: the value's repr,
 // longer than 50 bytes cut to its first 25 and last 24 bytes around
 // "..." (at character boundaries, the head shorter, the tail shorter).
-func inputRepr(v any) string {
-	r := pyfmt.Repr(v)
+//
+// The input is JSON decoded with pyfmt.ExactNumbers, so a float64 is a
+// Python float: 2.0 is written 2.0, not as the int pyfmt takes a whole
+// float64 for.
+func inputRepr(v any, order *keyorder.Tree) string {
+	r := pyfmt.ReprOrdered(pythonFloats(v), order.Hint())
 	if len(r) <= 50 {
 		return r
 	}
@@ -97,6 +105,32 @@ func inputRepr(v any) string {
 		tail++
 	}
 	return r[:head] + "..." + r[tail:]
+}
+
+// pythonFloats returns v with its finite float64 values as json.Number
+// literals of their Python repr, which pyfmt prints as floats. v is not
+// changed.
+func pythonFloats(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return t
+		}
+		return json.Number(pyfmt.FloatRepr(t))
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = pythonFloats(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = pythonFloats(e)
+		}
+		return out
+	}
+	return v
 }
 
 // ErrorCode makes the error event carry google-adk's exception name.
@@ -133,7 +167,7 @@ func validateOutput(schema map[string]any, schemaOrder json.RawMessage, text str
 		v.declared = map[unsafe.Pointer][]string{}
 		v.recordDeclared(schema, t, 0)
 	}
-	out := v.model(schema, title, parsed, "")
+	out := v.model(schema, title, parsed, "", keyorder.Parse([]byte(text)))
 	if len(v.errs) > 0 {
 		return nil, nil, &OutputValidationError{Model: title, Errors: v.errs}
 	}
@@ -247,8 +281,9 @@ func (v *schemaValidator) deref(ps map[string]any) map[string]any {
 	return ps
 }
 
-func (v *schemaValidator) fail(loc, kind, msg string, input any) {
-	v.errs = append(v.errs, fieldError{loc: loc, kind: kind, msg: msg, input: input})
+// fail records an error of input at loc; order is input's key order.
+func (v *schemaValidator) fail(loc, kind, msg string, input any, order *keyorder.Tree) {
+	v.errs = append(v.errs, fieldError{loc: loc, kind: kind, msg: msg, input: input, order: order})
 }
 
 // propertyOrder is the schema's properties in their declared order where
@@ -275,10 +310,12 @@ func (v *schemaValidator) propertyOrder(schema map[string]any, props map[string]
 }
 
 // model validates an object against a model schema and returns its dump.
-func (v *schemaValidator) model(schema map[string]any, title string, in any, loc string) any {
+//
+// t is the key order of in as written (for the errors' input reprs).
+func (v *schemaValidator) model(schema map[string]any, title string, in any, loc string, t *keyorder.Tree) any {
 	obj, ok := in.(map[string]any)
 	if !ok {
-		v.fail(locOr(loc), "model_type", "Input should be a valid dictionary or instance of "+title, in)
+		v.fail(loc, "model_type", "Input should be an object", in, t)
 		return nil
 	}
 	props, _ := schema["properties"].(map[string]any)
@@ -310,11 +347,11 @@ func (v *schemaValidator) model(schema map[string]any, title string, in any, loc
 		at := join(loc, name)
 		switch {
 		case !present && required[name]:
-			v.fail(at, "missing", "Field required", obj)
+			v.fail(at, "missing", "Field required", obj, t)
 		case !present || val == nil && !required[name]:
 			// An optional field absent or null: None, dropped by exclude_none.
 		default:
-			if r := v.value(ps, title, name, val, at); r != nil {
+			if r := v.value(ps, title, name, val, at, t.Field(name)); r != nil {
 				out[name] = r
 				dumped = append(dumped, name)
 			}
@@ -324,7 +361,7 @@ func (v *schemaValidator) model(schema map[string]any, title string, in any, loc
 }
 
 // value validates one value against a property schema.
-func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in any, loc string) any {
+func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in any, loc string, t *keyorder.Tree) any {
 	ps = v.deref(ps)
 	if alts, ok := ps["anyOf"].([]any); ok {
 		// Optional[T]: pydantic's schema is anyOf [T, null]; a null never
@@ -345,7 +382,7 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 		if s, ok := in.(string); ok {
 			return s
 		}
-		v.fail(loc, "string_type", "Input should be a valid string", in)
+		v.fail(loc, "string_type", "Input should be a valid string", in, t)
 	case "integer":
 		switch n := in.(type) {
 		case int64:
@@ -356,31 +393,37 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 			}
 			return int64(0)
 		case float64:
-			if n == math.Trunc(n) && !math.IsInf(n, 0) {
+			switch {
+			case n != math.Trunc(n) || math.IsNaN(n):
+				v.fail(loc, "int_from_float", "Input should be a valid integer, got a number with a fractional part", in, t)
+			case !inInt64(n):
+				v.fail(loc, "int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size", in, t)
+			default:
 				return int64(n)
 			}
-			v.fail(loc, "int_from_float", "Input should be a valid integer, got a number with a fractional part", in)
-		case json.Number:
+		case json.Number: // an integer beyond int64 (pyfmt.ExactNumbers)
 			if i, err := n.Int64(); err == nil {
 				return i
 			}
-			v.fail(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", in)
+			if pyfmt.IsIntLiteral(n) {
+				return n
+			}
+			v.fail(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", in, t)
 		case string:
-			s := strings.TrimSpace(n)
-			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if i, ok := parseIntString(n); ok {
 				return i
 			}
-			if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && !strings.ContainsAny(s, "eE") {
-				return int64(f)
-			}
-			v.fail(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", in)
+			v.fail(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", in, t)
 		default:
-			v.fail(loc, "int_type", "Input should be a valid integer", in)
+			v.fail(loc, "int_type", "Input should be a valid integer", in, t)
 		}
 	case "number":
 		switch n := in.(type) {
 		case int64:
 			return float64(n)
+		case json.Number:
+			f, _ := n.Float64() // an integer beyond int64: Python's float() of it
+			return f
 		case float64:
 			return n
 		case bool:
@@ -389,12 +432,12 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 			}
 			return 0.0
 		case string:
-			if f, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil {
+			if f, ok := parseFloatString(n); ok {
 				return f
 			}
-			v.fail(loc, "float_parsing", "Input should be a valid number, unable to parse string as a number", in)
+			v.fail(loc, "float_parsing", "Input should be a valid number, unable to parse string as a number", in, t)
 		default:
-			v.fail(loc, "float_type", "Input should be a valid number", in)
+			v.fail(loc, "float_type", "Input should be a valid number", in, t)
 		}
 	case "boolean":
 		switch b := in.(type) {
@@ -404,12 +447,16 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 			if b == 0 || b == 1 {
 				return b == 1
 			}
-			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in)
+			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in, t)
 		case float64:
 			if b == 0 || b == 1 {
 				return b == 1
 			}
-			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in)
+			if b == math.Trunc(b) && inInt64(b) { // as an int would be
+				v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in, t)
+			} else {
+				v.fail(loc, "bool_type", "Input should be a valid boolean", in, t)
+			}
 		case string:
 			switch strings.ToLower(b) {
 			case "true", "t", "yes", "y", "on", "1":
@@ -417,14 +464,14 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 			case "false", "f", "no", "n", "off", "0":
 				return false
 			}
-			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in)
+			v.fail(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input", in, t)
 		default:
-			v.fail(loc, "bool_type", "Input should be a valid boolean", in)
+			v.fail(loc, "bool_type", "Input should be a valid boolean", in, t)
 		}
 	case "array":
 		list, ok := in.([]any)
 		if !ok {
-			v.fail(loc, "list_type", "Input should be a valid list", in)
+			v.fail(loc, "list_type", "Input should be a valid array", in, t)
 			return nil
 		}
 		items, _ := ps["items"].(map[string]any)
@@ -437,7 +484,7 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 				out = append(out, e)
 				continue
 			}
-			out = append(out, v.value(items, parentTitle, name, e, join(loc, strconv.Itoa(i))))
+			out = append(out, v.value(items, parentTitle, name, e, join(loc, strconv.Itoa(i)), t.Item(i)))
 		}
 		return out
 	case "object":
@@ -446,12 +493,12 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 			if title == "" {
 				title = parentTitle + titleWord(name)
 			}
-			return v.model(ps, title, in, loc)
+			return v.model(ps, title, in, loc, t)
 		}
 		if m, ok := in.(map[string]any); ok {
 			return m
 		}
-		v.fail(loc, "dict_type", "Input should be a valid dictionary", in)
+		v.fail(loc, "dict_type", "Input should be an object", in, t)
 	default:
 		return in
 	}
@@ -481,16 +528,68 @@ func join(loc, name string) string {
 	return loc + "." + name
 }
 
-func locOr(loc string) string {
-	if loc == "" {
-		return "__root__"
+// inInt64 reports whether the whole number f fits an int64.
+func inInt64(f float64) bool { return f >= -(1<<63) && f < 1<<63 }
+
+// intString is the text pydantic (lax mode) takes as an integer: digits
+// with single underscores between them, a sign, and a fraction of zeros.
+var intString = regexp.MustCompile(`^([+-]?)([0-9]+(?:_[0-9]+)*)(?:\.0+)?$`)
+
+// parseIntString parses a string as pydantic's lax mode does for an int
+// field: surrounding whitespace ignored, "1_000", "+5", "12.00" accepted;
+// an integer beyond int64 stays exact as a json.Number, as Python's int
+// does (pyfmt prints it, encoding/json writes its digits).
+func parseIntString(s string) (any, bool) {
+	m := intString.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return nil, false
 	}
-	return loc
+	digits := m[1] + strings.ReplaceAll(m[2], "_", "")
+	if i, err := strconv.ParseInt(digits, 10, 64); err == nil {
+		return i, true
+	}
+	b, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		return nil, false
+	}
+	return json.Number(b.String()), true
 }
+
+// parseFloatString parses a string as pydantic's lax mode does for a float
+// field: Python's float() syntax (inf, nan, "1_0.5"), surrounding
+// whitespace ignored unless the text has underscores, which pydantic then
+// refuses.
+func parseFloatString(s string) (float64, bool) {
+	t := strings.TrimSpace(s)
+	if strings.Contains(t, "_") {
+		if t != s || !underscoresBetweenDigits(t) {
+			return 0, false
+		}
+		t = strings.ReplaceAll(t, "_", "")
+	}
+	if strings.HasPrefix(strings.TrimLeft(t, "+-"), "0x") || strings.HasPrefix(strings.TrimLeft(t, "+-"), "0X") {
+		return 0, false // Go's hexadecimal floats, which Python's float() refuses
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	return f, err == nil
+}
+
+// underscoresBetweenDigits reports whether every underscore of s stands
+// between two ASCII digits, as Python's number syntax requires.
+func underscoresBetweenDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && (i == 0 || i == len(s)-1 || !isDigit(s[i-1]) || !isDigit(s[i+1])) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // pyType is the Python type name of a decoded JSON value.
 func pyType(v any) string {
-	switch v.(type) {
+	switch t := v.(type) {
 	case nil:
 		return "NoneType"
 	case bool:
@@ -498,6 +597,11 @@ func pyType(v any) string {
 	case int64, int:
 		return "int"
 	case float64:
+		return "float"
+	case json.Number:
+		if pyfmt.IsIntLiteral(t) {
+			return "int"
+		}
 		return "float"
 	case string:
 		return "str"

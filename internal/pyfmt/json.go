@@ -129,13 +129,18 @@ func writeJSONString(b *strings.Builder, s string) {
 
 // ExactNumbers replaces the json.Number values of a JSON tree decoded with
 // UseNumber by int64 for integers and float64 otherwise, as Python's
-// json.loads keeps ints apart from floats. Maps and slices are changed in
-// place; the converted tree is returned.
+// json.loads keeps ints apart from floats. An integer beyond int64 stays a
+// json.Number: Python's int is unbounded, and as a float64 it would lose
+// digits. Maps and slices are changed in place; the converted tree is
+// returned.
 func ExactNumbers(v any) any {
 	switch t := v.(type) {
 	case json.Number:
 		if i, err := t.Int64(); err == nil {
 			return i
+		}
+		if IsIntLiteral(t) {
+			return t
 		}
 		f, _ := t.Float64()
 		return f
@@ -174,4 +179,10 @@ func JSONDumpsASCII(v any) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// IsIntLiteral reports whether n is a JSON integer literal (no fraction, no
+// exponent), which Python's json.loads makes an int however large.
+func IsIntLiteral(n json.Number) bool {
+	return n != "" && !strings.ContainsAny(string(n), ".eE")
 }

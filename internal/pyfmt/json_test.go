@@ -56,6 +56,12 @@ func TestExactNumbers(t *testing.T) {
 	if m["i"] != int64(21) || m["f"] != 0.5 || l[0] != int64(-3) || l[1] != 1000.0 || m["s"] != "x" {
 		t.Fatalf("ExactNumbers = %#v", got)
 	}
+	// Beyond int64 an integer keeps its digits, as Python's int does; a
+	// float literal that large is a float.
+	big := ExactNumbers([]any{json.Number("99999999999999999999999"), json.Number("-9223372036854775809"), json.Number("1e23")}).([]any)
+	if big[0] != json.Number("99999999999999999999999") || big[1] != json.Number("-9223372036854775809") || big[2] != 1e23 {
+		t.Fatalf("ExactNumbers of large numbers = %#v", big)
+	}
 }
 
 func TestJSONDumpsASCII(t *testing.T) {

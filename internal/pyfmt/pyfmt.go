@@ -130,6 +130,14 @@ func Repr(v any) string {
 	return p.b.String()
 }
 
+// ReprOrdered is Repr printing the dicts of v in the key order of hint (see
+// StrOrdered).
+func ReprOrdered(v any, hint json.RawMessage) string {
+	p := printer{order: keyorder.Parse(hint)}
+	p.value(v, true)
+	return p.b.String()
+}
+
 type printer struct {
 	b strings.Builder
 	// active holds the containers being printed, to detect recursion.

@@ -396,6 +396,18 @@ func BenchmarkStr(b *testing.B) {
 	}
 }
 
+func TestReprOrdered(t *testing.T) {
+	// Python: repr({'zeta': 'z', 'alpha': ['a', {'y': None, 'x': 1}]})
+	v := map[string]any{"alpha": []any{"a", map[string]any{"x": 1.0, "y": nil}}, "zeta": "z"}
+	hint := json.RawMessage(`{"zeta":0,"alpha":[0,{"y":0,"x":0}]}`)
+	if got, want := ReprOrdered(v, hint), `{'zeta': 'z', 'alpha': ['a', {'y': None, 'x': 1}]}`; got != want {
+		t.Errorf("ReprOrdered = %s, want %s", got, want)
+	}
+	if got := ReprOrdered("s", nil); got != "'s'" {
+		t.Errorf("ReprOrdered(string) = %s, want 's'", got)
+	}
+}
+
 func TestStrOrdered(t *testing.T) {
 	// Python: str({'zeta': {'y': 1, 'x': [{'q': None, 'p': True}]}, 'alpha': 'a'})
 	v := map[string]any{"alpha": "a", "zeta": map[string]any{"x": []any{map[string]any{"p": true, "q": nil}}, "y": 1.0}}
