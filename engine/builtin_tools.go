@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"google.golang.org/genai"
 
@@ -74,28 +74,30 @@ func runTransferToAgent(ctx callbacks.ToolContext, args map[string]any) (any, er
 
 // setModelResponseTool is google-adk's SetModelResponseTool: with tools
 // and an output schema together, the model gives its structured answer by
-// calling it.
+// calling it. The arguments are validated as the output schema's pydantic
+// model validates a dict (validateArgs); the answer is the model's dump,
+// and a failure answers the model with pydantic's message so it retries.
 type setModelResponseTool struct {
-	params   map[string]any
-	required []string
+	params map[string]any
+	schema map[string]any
+	// schemaOrder is the schema's key order as written (the answer's field
+	// order).
+	schemaOrder json.RawMessage
 }
 
-func newSetModelResponseTool(schema map[string]any) (*setModelResponseTool, error) {
+func newSetModelResponseTool(schema map[string]any, schemaOrder json.RawMessage) (*setModelResponseTool, error) {
 	props, _ := schema["properties"].(map[string]any)
 	if props == nil {
 		return nil, fmt.Errorf("set_model_response needs an object schema with properties")
 	}
 	params := map[string]any{"type": "object", "title": "set_model_responseParams", "properties": props}
-	var required []string
-	if req, ok := schema["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required = append(required, s)
-			}
-		}
+	if req, ok := schema["required"]; ok {
 		params["required"] = req
 	}
-	return &setModelResponseTool{params: params, required: required}, nil
+	if defs, ok := schema["$defs"]; ok {
+		params["$defs"] = defs // the nested models the properties' $refs name
+	}
+	return &setModelResponseTool{params: params, schema: schema, schemaOrder: schemaOrder}, nil
 }
 
 func (t *setModelResponseTool) Name() string { return setModelResponseName }
@@ -108,20 +110,18 @@ func (t *setModelResponseTool) Declaration() *genai.FunctionDeclaration {
 	return &genai.FunctionDeclaration{Name: setModelResponseName, Description: t.Description(), ParametersJsonSchema: t.params}
 }
 
-// Run checks required fields and records the answer.
+// Run validates the answer and records it.
 func (t *setModelResponseTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) {
-	var missing []string
-	for _, r := range t.required {
-		if _, ok := args[r]; !ok {
-			missing = append(missing, r)
+	out, order, err := validateArgs(t.schema, t.schemaOrder, args)
+	if err != nil {
+		var verr *OutputValidationError
+		if !errors.As(err, &verr) {
+			return nil, err
 		}
+		return map[string]any{"error": "Validation Error found:\n" + verr.Error() + "\nRecall the set_model_response function correctly, fix the errors, and call it again with all required fields using the correct types."}, nil
 	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return map[string]any{"error": "Validation Error found:\nmissing required fields: " + strings.Join(missing, ", ") + "\nRecall the set_model_response function correctly, fix the errors, and call it again with all required fields using the correct types."}, nil
-	}
-	ctx.Actions().SetModelResponse = args
-	return args, nil
+	ctx.Actions().SetModelResponse = out
+	return tool.OrderedResult{Value: out, KeyOrder: order}, nil
 }
 
 var (

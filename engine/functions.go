@@ -525,14 +525,19 @@ func deepMerge(dst, src map[string]any) map[string]any {
 // structuredResponse returns the answer set_model_response recorded, as
 // google-adk's json.dumps renders it.
 func structuredResponse(ev *session.Event) (string, bool) {
-	for _, fr := range ev.FunctionResponses() {
-		if fr.Name != setModelResponseName {
+	if ev.Content == nil {
+		return "", false
+	}
+	for i, p := range ev.Content.Parts {
+		if p == nil || p.FunctionResponse == nil || p.FunctionResponse.Name != setModelResponseName {
 			continue
 		}
 		if ev.Actions.SetModelResponse == nil {
 			return "", false
 		}
-		text, err := pyfmt.JSONDumps(ev.Actions.SetModelResponse)
+		// The answer is the schema model's dump: its fields in declared
+		// order, which the response part's key order holds.
+		text, err := pyfmt.JSONDumpsOrdered(ev.Actions.SetModelResponse, ev.PartKeyOrder(i))
 		if err != nil {
 			return "", false
 		}

@@ -162,12 +162,28 @@ func validateOutput(schema map[string]any, schemaOrder json.RawMessage, text str
 	if !isModel {
 		return parsed, nil, nil
 	}
-	v := &schemaValidator{root: schema}
+	return validateModel(schema, schemaOrder, parsed, keyorder.Parse([]byte(text)), false)
+}
+
+// validateArgs validates function call arguments against an object
+// schema with properties, as pydantic's model_validate does with the dict
+// google-adk's SetModelResponseTool receives: validateOutput's rules, the
+// errors worded for Python objects. The arguments' whole numbers count as
+// the ints they most likely were in the model's JSON.
+func validateArgs(schema map[string]any, schemaOrder json.RawMessage, args map[string]any) (any, json.RawMessage, error) {
+	return validateModel(schema, schemaOrder, wholeFloatsAsInts(args), nil, true)
+}
+
+// validateModel validates in against the model schema; inOrder is in's key
+// order as written.
+func validateModel(schema map[string]any, schemaOrder json.RawMessage, in any, inOrder *keyorder.Tree, pythonMode bool) (any, json.RawMessage, error) {
+	title, _ := schema["title"].(string)
+	v := &schemaValidator{root: schema, pythonMode: pythonMode}
 	if t := keyorder.Parse(schemaOrder); t != nil {
 		v.declared = map[unsafe.Pointer][]string{}
 		v.recordDeclared(schema, t, 0)
 	}
-	out := v.model(schema, title, parsed, "", keyorder.Parse([]byte(text)))
+	out := v.model(schema, title, in, "", inOrder)
 	if len(v.errs) > 0 {
 		return nil, nil, &OutputValidationError{Model: title, Errors: v.errs}
 	}
@@ -178,6 +194,31 @@ func validateOutput(schema map[string]any, schemaOrder json.RawMessage, text str
 	return out, order, nil
 }
 
+// wholeFloatsAsInts returns a copy of v with its whole float64 values
+// within ±2^53 as int64, as Python's json decodes a model's 5 (pyfmt's
+// number policy).
+func wholeFloatsAsInts(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) <= 1<<53 && !(t == 0 && math.Signbit(t)) {
+			return int64(t)
+		}
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = wholeFloatsAsInts(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = wholeFloatsAsInts(e)
+		}
+		return out
+	}
+	return v
+}
+
 type schemaValidator struct {
 	root map[string]any // for "$ref": "#/$defs/<Name>"
 	errs []fieldError
@@ -186,6 +227,9 @@ type schemaValidator struct {
 	// order model set them.
 	declared map[unsafe.Pointer][]string
 	dumped   map[unsafe.Pointer][]string
+	// pythonMode words the errors as pydantic's model_validate (Python
+	// objects) does, rather than model_validate_json.
+	pythonMode bool
 }
 
 // recordDeclared walks a schema beside the tree of its key order and
@@ -315,7 +359,11 @@ func (v *schemaValidator) propertyOrder(schema map[string]any, props map[string]
 func (v *schemaValidator) model(schema map[string]any, title string, in any, loc string, t *keyorder.Tree) any {
 	obj, ok := in.(map[string]any)
 	if !ok {
-		v.fail(loc, "model_type", "Input should be an object", in, t)
+		if v.pythonMode {
+			v.fail(loc, "model_type", "Input should be a valid dictionary or instance of "+title, in, t)
+		} else {
+			v.fail(loc, "model_type", "Input should be an object", in, t)
+		}
 		return nil
 	}
 	props, _ := schema["properties"].(map[string]any)
@@ -471,7 +519,11 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 	case "array":
 		list, ok := in.([]any)
 		if !ok {
-			v.fail(loc, "list_type", "Input should be a valid array", in, t)
+			if v.pythonMode {
+				v.fail(loc, "list_type", "Input should be a valid list", in, t)
+			} else {
+				v.fail(loc, "list_type", "Input should be a valid array", in, t)
+			}
 			return nil
 		}
 		items, _ := ps["items"].(map[string]any)
@@ -498,7 +550,11 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 		if m, ok := in.(map[string]any); ok {
 			return m
 		}
-		v.fail(loc, "dict_type", "Input should be an object", in, t)
+		if v.pythonMode {
+			v.fail(loc, "dict_type", "Input should be a valid dictionary", in, t)
+		} else {
+			v.fail(loc, "dict_type", "Input should be an object", in, t)
+		}
 	default:
 		return in
 	}

@@ -244,7 +244,7 @@ func (a *LlmAgent) outputSchemaProcessor(call *llmCall, m model.Model) error {
 	if a.cfg.OutputSchema == nil || len(a.cfg.Tools) == 0 || outputSchemaWithTools(m) {
 		return nil
 	}
-	t, err := newSetModelResponseTool(a.cfg.OutputSchema)
+	t, err := newSetModelResponseTool(a.cfg.OutputSchema, a.cfg.OutputSchemaKeyOrder)
 	if err != nil {
 		return fmt.Errorf("agent %q: output schema: %w", a.Name, err)
 	}
