@@ -19,12 +19,15 @@ import (
 
 // Both google-adk's, so that histories are interchangeable.
 const (
-	abortErrorCode = "INVOCATION_ABORTED"
+	// AbortErrorCode is the errorCode of the events that seal an aborted
+	// invocation. The engine reads it back from the session (routing,
+	// what a later user message answers), so only the engine may set it.
+	AbortErrorCode = "INVOCATION_ABORTED"
 	abortMessage   = "Invocation was aborted by client."
 )
 
 // isAbortEvent reports whether e seals an aborted invocation.
-func isAbortEvent(e *session.Event) bool { return e.ErrorCode == abortErrorCode }
+func isAbortEvent(e *session.Event) bool { return e.ErrorCode == AbortErrorCode }
 
 // abortEvents returns the events that seal invocation id, whose events are
 // among events: one per (author, branch, isolation scope) of the calls it
@@ -70,14 +73,14 @@ func abortEvents(events []*session.Event, id, root, branch string) []*session.Ev
 	}
 	if len(order) == 0 {
 		ev := session.NewEvent(id, root, branch)
-		ev.ErrorCode, ev.ErrorMessage = abortErrorCode, abortMessage
+		ev.ErrorCode, ev.ErrorMessage = AbortErrorCode, abortMessage
 		return []*session.Event{ev}
 	}
 	out := make([]*session.Event, 0, len(order))
 	for _, k := range order {
 		ev := session.NewEvent(id, k.author, k.branch)
 		ev.IsolationScope = k.scope
-		ev.ErrorCode, ev.ErrorMessage = abortErrorCode, abortMessage
+		ev.ErrorCode, ev.ErrorMessage = AbortErrorCode, abortMessage
 		ev.Content = &genai.Content{Role: "user"}
 		for _, fc := range calls[k] {
 			ev.Content.Parts = append(ev.Content.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -24,8 +27,12 @@ var ErrNotPermitted = errors.New("output changes what the module's grants do not
 // Only on_event's output carries side effects (an event with actions); the
 // other outputs are content, requests, responses and tool results, whose
 // effects the engine applies by google-adk's rules, as for any callback.
-// admit refuses an output type it does not know, so a new hook cannot
-// slip past it.
+// What the engine reads back from the session to decide what runs is not
+// content, wherever it sits: the function calls of an event (run again on
+// resumption and after a confirmation) and the function responses that
+// answer them (a confirmation, a long-running tool's result). So no output
+// may mint or alter those; see admitCalls. admit refuses an output type it
+// does not know, so a new hook cannot slip past it.
 func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 	switch o := out.(type) {
 	case *abi.EventOutput:
@@ -34,28 +41,147 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 			return nil
 		}
 		return admitEvent(m.cfg.Grants, m.cfg.WriteUserState, m.cfg.WriteAppState, ei.Event, o.Event)
-	case *abi.ToolCallOutput, *abi.ContentOutput, *abi.ModelOutput, *abi.BeforeToolOutput,
-		*abi.ToolOutput, *abi.UserMessageOutput, *abi.AfterRunOutput, *abi.NotifyOutput:
+	case *abi.UserMessageOutput:
+		ui, _ := in.(*abi.UserMessageInput)
+		if ui == nil || o.Message == nil {
+			return nil
+		}
+		return refuse(admitCalls("message", ui.Message, o.Message, true))
+	case *abi.ContentOutput:
+		// before_agent, after_agent, before_run: the content becomes an
+		// event of the agent (or "model"), which calls no tool and
+		// answers no call.
+		return refuse(admitCalls("content", nil, o.Content, true))
+	case *abi.ModelOutput:
+		// A response stands in for the model's, whose function calls run
+		// through the agent's own tools under the engine's checks; but a
+		// model never answers a call.
+		if o.Response == nil {
+			return nil
+		}
+		return refuse(admitResponses("response.content", o.Response.Content))
+	case *abi.ToolCallOutput, *abi.BeforeToolOutput, *abi.ToolOutput, *abi.AfterRunOutput, *abi.NotifyOutput:
 		return nil
 	}
 	return fmt.Errorf("%w: no admission rule for hook %s's output %T", ErrNotPermitted, hook, out)
 }
 
+// refuse is the error of an output changing the fields named in bad.
+func refuse(bad []string) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	const most = 8
+	if len(bad) > most {
+		bad = append(bad[:most], fmt.Sprintf("and %d more", len(bad)-most))
+	}
+	return fmt.Errorf("%w: the output changes %s", ErrNotPermitted, strings.Join(bad, ", "))
+}
+
+// callPart is what of a function call or response part the engine acts
+// on: the call's id, name and arguments; the response's id, name and
+// willContinue, and, when bodies count, its response.
+type callPart struct {
+	kind, id, name string
+	rest           any
+}
+
+// callParts lists c's function call and response parts in order.
+func callParts(c *abi.Content, bodies bool) []callPart {
+	if c == nil {
+		return nil
+	}
+	var out []callPart
+	for _, p := range c.Parts {
+		switch {
+		case p == nil:
+		case p.FunctionCall != nil:
+			out = append(out, callPart{"functionCall", p.FunctionCall.ID, p.FunctionCall.Name, orNil(p.FunctionCall.Args)})
+		case p.FunctionResponse != nil:
+			r := p.FunctionResponse
+			rest := any(r.WillContinue)
+			if bodies {
+				rest = []any{r.WillContinue, orNil(r.Response)}
+			}
+			out = append(out, callPart{"functionResponse", r.ID, r.Name, rest})
+		}
+	}
+	return out
+}
+
+// orNil is m, or nil when empty: the ABI leaves an empty map out
+// (omitempty), so a guest echoing {} sends nothing.
+func orNil(m map[string]any) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// admitCalls checks that after carries the same function calls and
+// responses as before, in the same order: the engine runs stored calls
+// again on resumption and after a confirmation, and reads the responses
+// as the answers to them. bodies also freezes the responses' content (a
+// user message's are the user's answers: a confirmation, a long-running
+// tool's result); without it a response's content may change (an event's
+// tool results, which redaction edits).
+func admitCalls(field string, before, after *abi.Content, bodies bool) []string {
+	b, a := callParts(before, bodies), callParts(after, bodies)
+	if len(a) == len(b) {
+		same := true
+		for i := range a {
+			if a[i].kind != b[i].kind || a[i].id != b[i].id || a[i].name != b[i].name || !sameJSON(a[i].rest, b[i].rest) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return nil
+		}
+	}
+	what := "function calls and responses"
+	if !bodies {
+		what = "function calls, or the ids and names of function responses"
+	}
+	return []string{field + "'s " + what + " (no grant allows it: the engine runs and answers calls from them)"}
+}
+
+// admitResponses refuses function responses in c.
+func admitResponses(field string, c *abi.Content) []string {
+	for _, p := range callParts(c, false) {
+		if p.kind == "functionResponse" {
+			return []string{field + "'s function responses (no grant allows it: a model answers no call)"}
+		}
+	}
+	return nil
+}
+
 // admitEvent checks an on_event replacement against the event it
-// replaces. The content may change freely (redaction is what such plugins
-// are for). Changes to the actions follow the grants of the matching host
+// replaces. The content may change (redaction is what such plugins are
+// for), except its function calls and the ids and names of its function
+// responses, which the engine acts on (admitCalls). A field the
+// replacement leaves out keeps the original's (the runner merges only what
+// it sets). Other changes follow the grants of the matching host
 // functions:
 //
 //   - stateDelta: State; "user:" keys also WriteUserState, "app:" keys
 //     WriteAppState (a key set, changed or removed is a change);
-//   - artifactDelta: Artifacts;
+//   - artifactDelta: Artifacts; "user:" names (the user's, across
+//     sessions) also WriteUserState;
 //   - transferToAgent, transferReason, escalate, skipSummarization,
-//     requestedToolConfirmations, and the author (which routes the next
-//     turn as a transfer does): Actions;
+//     requestedToolConfirmations, the author (which routes the next turn
+//     as a transfer does) and errorCode (an error event without content
+//     takes no part in routing): Actions;
 //   - the event's identity (id, invocationId, branch, timestamp,
-//     longRunningToolIds), partial set on a final event (never stored) and the engine's own actions (compaction,
-//     rewindBeforeInvocationId, agentState, endOfAgent, setModelResponse,
-//     requestedAuthConfigs): never.
+//     longRunningToolIds), partial set on a final event (never stored),
+//     the abort errorCode (engine.AbortErrorCode), usageMetadata (the
+//     model's count, which compaction reads) and the engine's own actions
+//     (compaction, rewindBeforeInvocationId, agentState, endOfAgent,
+//     setModelResponse, requestedAuthConfigs): never.
+//
+// errorMessage, finishReason, turnComplete, interrupted, customMetadata
+// and the other response metadata are content: the engine reads them from
+// a model's response before its event exists, never from a stored event.
 func admitEvent(g sandbox.Grants, writeUser, writeApp bool, before, after *abi.Event) error {
 	if before == nil {
 		before = &abi.Event{}
@@ -84,6 +210,27 @@ func admitEvent(g sandbox.Grants, writeUser, writeApp bool, before, after *abi.E
 	// nothing: the runner keeps the original's.
 	if after.Partial && !before.Partial {
 		deny("partial", never)
+	}
+	// What the engine reads back from stored events besides the actions.
+	// A field the replacement leaves out (zero) keeps the original's: the
+	// runner merges only what the replacement sets.
+	if after.Content != nil {
+		bad = append(bad, admitCalls("content", before.Content, after.Content, false)...)
+	}
+	if after.ErrorCode != "" && after.ErrorCode != before.ErrorCode {
+		// The abort code seals an invocation; any other errorCode on an
+		// event without content takes it out of routing, as an author
+		// change would route elsewhere.
+		switch {
+		case after.ErrorCode == engine.AbortErrorCode || before.ErrorCode == engine.AbortErrorCode:
+			deny("errorCode", never)
+		case !g.Actions:
+			deny("errorCode", "needs the actions grant")
+		}
+	}
+	if after.UsageMetadata != nil && !sameJSON(after.UsageMetadata, before.UsageMetadata) {
+		// The model's own count: token-threshold compaction reads it.
+		deny("usageMetadata", never)
 	}
 	a, b := &after.Actions, &before.Actions
 	if !sameJSON(a.Compaction, b.Compaction) {
@@ -125,8 +272,13 @@ func admitEvent(g sandbox.Grants, writeUser, writeApp bool, before, after *abi.E
 			deny("actions.requestedToolConfirmations", why)
 		}
 	}
-	if !g.Artifacts && !equalish(a.ArtifactDelta, b.ArtifactDelta) {
-		deny("actions.artifactDelta", "needs the artifacts grant")
+	for _, name := range changedKeys(anyMap(a.ArtifactDelta), anyMap(b.ArtifactDelta)) {
+		switch {
+		case !g.Artifacts:
+			deny("actions.artifactDelta["+name+"]", "needs the artifacts grant")
+		case artifact.IsUserScoped(name) && !writeUser:
+			deny("actions.artifactDelta["+name+"]", "needs write_user_state")
+		}
 	}
 	for _, key := range changedKeys(a.StateDelta, b.StateDelta) {
 		switch {
@@ -140,14 +292,16 @@ func admitEvent(g sandbox.Grants, writeUser, writeApp bool, before, after *abi.E
 			deny("actions.stateDelta["+key+"]", "not a valid state key")
 		}
 	}
-	if len(bad) == 0 {
-		return nil
+	return refuse(bad)
+}
+
+// anyMap is m with values of type any, for changedKeys.
+func anyMap[V any](m map[string]V) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
-	const most = 8
-	if len(bad) > most {
-		bad = append(bad[:most], fmt.Sprintf("and %d more", len(bad)-most))
-	}
-	return fmt.Errorf("%w: the replacement event changes %s", ErrNotPermitted, strings.Join(bad, ", "))
+	return out
 }
 
 // changedKeys returns the keys set, changed or removed from before to
@@ -170,11 +324,19 @@ func changedKeys(after, before map[string]any) []string {
 
 // sameJSON compares two values as JSON: what the guest sent back was
 // decoded from JSON, what the host sent may hold other Go types for the
-// same value (int and int64, a struct and a map).
+// same value (int and int64, a struct and a map), and raw JSON it passes
+// through may come back with its keys in another order.
 func sameJSON(a, b any) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+	if errA != nil || errB != nil {
+		return false
+	}
+	if bytes.Equal(ja, jb) {
+		return true
+	}
+	var va, vb any
+	return json.Unmarshal(ja, &va) == nil && json.Unmarshal(jb, &vb) == nil && reflect.DeepEqual(va, vb)
 }
 
 // equalish compares two maps, an empty map equal to a nil one (JSON cannot

@@ -3,11 +3,13 @@ package host
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/adkhost/adkhost/abi"
+	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -65,9 +67,40 @@ func TestAdmitEvent(t *testing.T) {
 		// would drop its state and artifact deltas (another module's
 		// writes) without touching them.
 		{"partial on a final event, even with every grant", func(e *abi.Event) { e.Partial = true }, all, true, true, "partial (no grant allows it)"},
+		// What the engine reads back from stored events besides actions.
+		{"user: artifact with Artifacts alone", func(e *abi.Event) { e.Actions.ArtifactDelta = map[string]int{"user:a": 1} }, sandbox.Grants{Artifacts: true}, false, true, "actions.artifactDelta[user:a] (needs write_user_state)"},
+		{"user: artifact with WriteUserState", func(e *abi.Event) { e.Actions.ArtifactDelta = map[string]int{"user:a": 1} }, sandbox.Grants{Artifacts: true}, true, false, ""},
+		{"errorCode takes the event out of routing", func(e *abi.Event) { e.ErrorCode = "SAFETY" }, sandbox.Grants{State: true, Artifacts: true}, true, true, "errorCode (needs the actions grant)"},
+		{"errorCode with Actions", func(e *abi.Event) { e.ErrorCode = "SAFETY" }, sandbox.Grants{Actions: true}, false, false, ""},
+		{"the abort code, even with every grant", func(e *abi.Event) { e.ErrorCode = engine.AbortErrorCode }, all, true, true, "errorCode (no grant allows it)"},
+		{"errorMessage is text", func(e *abi.Event) { e.ErrorMessage = "redacted" }, sandbox.Grants{}, false, false, ""},
+		{"response metadata is text", func(e *abi.Event) {
+			e.FinishReason, e.TurnComplete, e.Interrupted, e.ModelVersion = "STOP", true, true, "m2"
+			e.CustomMetadata = map[string]any{"tag": 1}
+		}, sandbox.Grants{}, false, false, ""},
+		{"usageMetadata, even with every grant", func(e *abi.Event) { e.UsageMetadata = &abi.UsageMetadata{PromptTokenCount: 1 << 30} }, all, true, true, "usageMetadata (no grant allows it)"},
+		{"a function call added, even with every grant", func(e *abi.Event) {
+			e.Content.Parts = append(e.Content.Parts, &abi.Part{FunctionCall: &abi.FunctionCall{ID: "c2", Name: "wire_money", Args: map[string]any{"to": "x"}}})
+		}, all, true, true, "content's function calls"},
+		{"a call's args changed", func(e *abi.Event) { e.Content.Parts[1].FunctionCall.Args["q"] = "other" }, all, true, true, "content's function calls"},
+		{"a call's name changed", func(e *abi.Event) { e.Content.Parts[1].FunctionCall.Name = "other" }, all, true, true, "content's function calls"},
+		{"a call dropped by new content", func(e *abi.Event) { e.Content = &abi.Content{Role: "model", Parts: []*abi.Part{{Text: "no call"}}} }, all, true, true, "content's function calls"},
+		{"a call dropped by empty content", func(e *abi.Event) { e.Content = &abi.Content{} }, all, true, true, "content's function calls"},
+		{"content left out keeps the calls", func(e *abi.Event) { e.Content = nil }, sandbox.Grants{}, false, false, ""},
+		{"text beside the call may change", func(e *abi.Event) { e.Content.Parts[0].Text = "[redacted]" }, sandbox.Grants{}, false, false, ""},
+		// The ABI leaves empty args out: a guest echoing the call sends none.
+		{"empty args left out", func(e *abi.Event) {
+			e.Content.Parts[1].FunctionCall.Args, e.Content.Parts[2].FunctionCall.Args = nil, nil
+		}, sandbox.Grants{}, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := baseEvent()
+			before.Content.Parts = append(before.Content.Parts, &abi.Part{FunctionCall: &abi.FunctionCall{ID: "c1", Name: "search", Args: map[string]any{"q": "x"}}})
+			if tc.name == "empty args left out" {
+				before.Content.Parts[1].FunctionCall.Args = map[string]any{}
+				before.Content.Parts = append(before.Content.Parts, &abi.Part{FunctionCall: &abi.FunctionCall{ID: "c2", Name: "noargs", Args: map[string]any{}}})
+			}
+			before.UsageMetadata = &abi.UsageMetadata{PromptTokenCount: 10, TotalTokenCount: 12}
 			after := roundTrip(t, before)
 			tc.change(after)
 			err := admitEvent(tc.grants, tc.user, tc.app, before, after)
@@ -128,15 +161,26 @@ func TestAdmitKnowsEveryOutput(t *testing.T) {
 }
 
 // FuzzAdmitEvent: an admitted replacement from a module with no grants
-// changes nothing but the content, and never makes a stored event partial
-// (which would drop its deltas).
+// changes nothing but the content, never makes a stored event partial
+// (which would drop its deltas), and leaves what the engine reads back
+// from the stored event as it was: the function calls, the ids and names
+// of the function responses, errorCode and usageMetadata (a field left
+// out keeps the original's).
 func FuzzAdmitEvent(f *testing.F) {
-	f.Add([]byte(`{"stateDelta":{"app:x":1}}`), []byte(`{"transferToAgent":"a"}`), false, false)
-	f.Add([]byte(`{}`), []byte(`{"rewindBeforeInvocationId":"i"}`), false, true)
-	f.Fuzz(func(t *testing.T, beforeActions, afterActions []byte, beforePartial, afterPartial bool) {
-		before, after := baseEvent(), baseEvent()
+	f.Add([]byte(`{"stateDelta":{"app:x":1}}`), []byte(`{"transferToAgent":"a"}`), false, false, []byte(`{}`))
+	f.Add([]byte(`{}`), []byte(`{"rewindBeforeInvocationId":"i"}`), false, true, []byte(`{"errorCode":"INVOCATION_ABORTED"}`))
+	f.Add([]byte(`{}`), []byte(`{}`), false, false, []byte(`{"content":{"parts":[{"functionCall":{"id":"c1","name":"search","args":{"q":"y"}}}]}}`))
+	f.Add([]byte(`{}`), []byte(`{}`), false, false, []byte(`{"content":{"parts":[{"text":"x"},{"functionResponse":{"id":"r1","name":"lookup","response":{"a":1}}}]},"usageMetadata":{"promptTokenCount":9}}`))
+	f.Fuzz(func(t *testing.T, beforeActions, afterActions []byte, beforePartial, afterPartial bool, afterResponse []byte) {
+		before := baseEvent()
+		before.Content.Parts = append(before.Content.Parts,
+			&abi.Part{FunctionCall: &abi.FunctionCall{ID: "c1", Name: "search", Args: map[string]any{"q": "x"}}},
+			&abi.Part{FunctionResponse: &abi.FunctionResponse{ID: "r1", Name: "lookup", Response: map[string]any{"a": 1.0}}})
+		before.UsageMetadata = &abi.UsageMetadata{PromptTokenCount: 10}
+		after := roundTrip(t, before)
 		before.Partial, after.Partial = beforePartial, afterPartial
-		if json.Unmarshal(beforeActions, &before.Actions) != nil || json.Unmarshal(afterActions, &after.Actions) != nil {
+		if json.Unmarshal(beforeActions, &before.Actions) != nil || json.Unmarshal(afterActions, &after.Actions) != nil ||
+			json.Unmarshal(afterResponse, &after.LlmResponse) != nil {
 			return
 		}
 		if admitEvent(sandbox.Grants{}, false, false, before, after) != nil {
@@ -150,6 +194,40 @@ func FuzzAdmitEvent(f *testing.F) {
 		if string(a) != string(b) {
 			t.Fatalf("admitted with no grants:\n before %s\n after  %s", a, b)
 		}
+		if after.ErrorCode != "" && after.ErrorCode != before.ErrorCode {
+			t.Fatalf("admitted errorCode %q with no grants", after.ErrorCode)
+		}
+		if after.UsageMetadata != nil && !sameJSON(after.UsageMetadata, before.UsageMetadata) {
+			t.Fatalf("admitted usageMetadata %+v", after.UsageMetadata)
+		}
+		if after.Content != nil && !slices.EqualFunc(callParts(before.Content, false), callParts(after.Content, false), func(x, y callPart) bool {
+			return x.kind == y.kind && x.id == y.id && x.name == y.name && sameJSON(x.rest, y.rest)
+		}) {
+			t.Fatalf("admitted changed calls: %+v", callParts(after.Content, false))
+		}
+	})
+}
+
+// FuzzAdmitUserMessage: an admitted on_user_message replacement answers
+// exactly the calls the user's message answered, with the same answers.
+func FuzzAdmitUserMessage(f *testing.F) {
+	f.Add([]byte(`{"parts":[{"text":"hi"}]}`), []byte(`{"parts":[{"functionResponse":{"id":"c","name":"adk_request_confirmation","response":{"confirmed":true}}}]}`))
+	f.Add([]byte(`{"parts":[{"functionResponse":{"id":"c","name":"adk_request_confirmation","response":{"confirmed":false}}}]}`), []byte(`{"parts":[{"functionResponse":{"id":"c","name":"adk_request_confirmation","response":{"confirmed":true}}}]}`))
+	m := &Module{name: "m"}
+	f.Fuzz(func(t *testing.T, before, after []byte) {
+		var b, a abi.Content
+		if abi.DecodeValue(before, &b, 0) != nil || abi.DecodeValue(after, &a, 0) != nil {
+			return
+		}
+		if m.admit(abi.HookOnUserMessage, &abi.UserMessageInput{Message: &b}, &abi.UserMessageOutput{Message: &a}) != nil {
+			return
+		}
+		pb, pa := callParts(&b, true), callParts(&a, true)
+		if !slices.EqualFunc(pb, pa, func(x, y callPart) bool {
+			return x.kind == y.kind && x.id == y.id && x.name == y.name && sameJSON(x.rest, y.rest)
+		}) {
+			t.Fatalf("admitted changed answers:\n before %+v\n after  %+v", pb, pa)
+		}
 	})
 }
 
@@ -162,4 +240,90 @@ func TestCapMessage(t *testing.T) {
 	if len(got) > maxErrorMessage+64 || !strings.HasSuffix(got, "bytes cut)") || !utf8.ValidString(got) {
 		t.Errorf("capped message: %d bytes, valid %v, ends %q", len(got), utf8.ValidString(got), got[len(got)-20:])
 	}
+}
+
+// TestAdmitEventResponses: an event's function responses keep their ids
+// and names (they answer calls), while their content may be redacted.
+func TestAdmitEventResponses(t *testing.T) {
+	before := baseEvent()
+	before.Content = &abi.Content{Role: "user", Parts: []*abi.Part{{FunctionResponse: &abi.FunctionResponse{ID: "c1", Name: "lookup", Response: map[string]any{"ssn": "123"}}}}}
+	for _, tc := range []struct {
+		name   string
+		change func(*abi.FunctionResponse)
+		deny   bool
+	}{
+		{"redacted content", func(r *abi.FunctionResponse) { r.Response = map[string]any{"ssn": "***"} }, false},
+		{"another id", func(r *abi.FunctionResponse) { r.ID = "c9" }, true},
+		{"another name", func(r *abi.FunctionResponse) { r.Name = "other" }, true},
+		{"willContinue", func(r *abi.FunctionResponse) { r.WillContinue = new(bool) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			after := roundTrip(t, before)
+			tc.change(after.Content.Parts[0].FunctionResponse)
+			err := admitEvent(sandbox.Grants{State: true, Actions: true, Artifacts: true}, true, true, before, after)
+			if tc.deny != (err != nil) || err != nil && !errors.Is(err, ErrNotPermitted) {
+				t.Fatalf("err = %v, want refused %v", err, tc.deny)
+			}
+		})
+	}
+}
+
+// TestAdmitOutputs: what the outputs other than on_event's may carry of
+// function calls and responses. A user message's function responses are
+// the user's answers (a confirmation, a long-running tool's result): an
+// on_user_message replacement keeps them as they are. A content output
+// (before_agent, after_agent, before_run) becomes an event that calls no
+// tool and answers no call; a model response may call tools (the agent's
+// own, under the engine's checks) but answers no call.
+func TestAdmitOutputs(t *testing.T) {
+	m := &Module{name: "m"}
+	denial := &abi.Content{Role: "user", Parts: []*abi.Part{{FunctionResponse: &abi.FunctionResponse{
+		ID: "conf1", Name: "adk_request_confirmation", Response: map[string]any{"confirmed": false}}}}}
+	flipped := &abi.Content{Role: "user", Parts: []*abi.Part{{FunctionResponse: &abi.FunctionResponse{
+		ID: "conf1", Name: "adk_request_confirmation", Response: map[string]any{"confirmed": true}}}}}
+	call := &abi.Content{Role: "model", Parts: []*abi.Part{{FunctionCall: &abi.FunctionCall{ID: "c1", Name: "wire_money"}}}}
+	answer := &abi.Content{Role: "model", Parts: []*abi.Part{{FunctionResponse: &abi.FunctionResponse{ID: "job1", Name: "job", Response: map[string]any{"done": true}}}}}
+	text := &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "hello"}}}
+	for _, tc := range []struct {
+		name string
+		hook abi.Hook
+		in   abi.Message
+		out  abi.Message
+		deny bool
+	}{
+		{"user message text rewritten", abi.HookOnUserMessage, &abi.UserMessageInput{Message: text}, &abi.UserMessageOutput{Message: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "HELLO"}}}}, false},
+		{"user message answer unchanged", abi.HookOnUserMessage, &abi.UserMessageInput{Message: denial}, &abi.UserMessageOutput{Message: roundTripContent(t, denial)}, false},
+		{"a denial flipped to a confirmation", abi.HookOnUserMessage, &abi.UserMessageInput{Message: denial}, &abi.UserMessageOutput{Message: flipped}, true},
+		{"an answer minted", abi.HookOnUserMessage, &abi.UserMessageInput{Message: text}, &abi.UserMessageOutput{Message: flipped}, true},
+		{"an answer dropped", abi.HookOnUserMessage, &abi.UserMessageInput{Message: denial}, &abi.UserMessageOutput{Message: text}, true},
+		{"before_agent text", abi.HookBeforeAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: text}, false},
+		{"before_agent calling a tool", abi.HookBeforeAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: call}, true},
+		{"after_agent answering a call", abi.HookAfterAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: answer}, true},
+		{"before_run calling a tool", abi.HookBeforeRun, &abi.RunInput{}, &abi.ContentOutput{Content: call}, true},
+		{"after_model calling a tool", abi.HookAfterModel, &abi.AfterModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: call}}, false},
+		{"after_model answering a call", abi.HookAfterModel, &abi.AfterModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
+		{"before_model answering a call", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
+		{"before_model request with history", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Request: &abi.LlmRequest{Contents: []*abi.Content{call, answer}}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := m.admit(tc.hook, tc.in, tc.out)
+			if tc.deny != (err != nil) || err != nil && !errors.Is(err, ErrNotPermitted) {
+				t.Fatalf("err = %v, want refused %v", err, tc.deny)
+			}
+		})
+	}
+}
+
+// roundTripContent is c as a guest sends it back.
+func roundTripContent(t testing.TB, c *abi.Content) *abi.Content {
+	t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out abi.Content
+	if err := abi.DecodeValue(b, &out, 0); err != nil {
+		t.Fatal(err)
+	}
+	return &out
 }

@@ -162,9 +162,15 @@ func (h *callHost) ArtifactLoad(_ context.Context, name string, version int) (*a
 	return PartToABI(p), nil
 }
 
+// ArtifactSave saves through the callback context, as a Go tool's
+// ctx.SaveArtifact does. A "user:" name is the user's, shared by every
+// session as "user:" state is, so it needs WriteUserState too.
 func (h *callHost) ArtifactSave(_ context.Context, name string, part *abi.Part) (int, error) {
 	if h.cc == nil {
 		return 0, abi.StatusUnavailable
+	}
+	if artifact.IsUserScoped(name) && !h.m.cfg.WriteUserState {
+		return 0, abi.StatusDenied
 	}
 	p, err := partFromABI(part)
 	if err != nil {

@@ -177,6 +177,30 @@ func TestStateScopeGrants(t *testing.T) {
 	}
 }
 
+// TestUserArtifactScope: a "user:" artifact is the user's, shared by every
+// session as "user:" state is: saving one needs WriteUserState as that
+// state does, while loading it and session artifacts need Artifacts
+// alone.
+func TestUserArtifactScope(t *testing.T) {
+	t.Parallel()
+	ops := `[
+		{"op":"artifact_save","arg":"user:profile.txt","value":{"text":"forged"}},
+		{"op":"artifact_save","arg":"notes.txt","value":{"text":"mine"}}
+	]`
+	ctx := newFakeCtx(nil)
+	got := probe(t, load(t, host.ModuleConfig{}), ctx, ops)
+	if want := canon(t, `[{"op":"artifact_save","status":"DENIED"},{"op":"artifact_save","status":"OK","result":0}]`); got != want {
+		t.Errorf("without WriteUserState:\n got %s\nwant %s", got, want)
+	}
+	if got, want := canon(t, ctx.actions.ArtifactDelta), `{"notes.txt":0}`; got != want {
+		t.Errorf("artifact delta = %s, want %s", got, want)
+	}
+	got = probe(t, load(t, host.ModuleConfig{Owner: t.Name() + "/user", WriteUserState: true}), newFakeCtx(nil), ops)
+	if want := canon(t, `[{"op":"artifact_save","status":"OK","result":0},{"op":"artifact_save","status":"OK","result":0}]`); got != want {
+		t.Errorf("with WriteUserState:\n got %s\nwant %s", got, want)
+	}
+}
+
 // TestRunLevelHooksReadOnly: a plugin's on_user_message has no callback
 // context: it reads state and nothing else.
 func TestRunLevelHooksReadOnly(t *testing.T) {

@@ -44,7 +44,9 @@ type ModuleConfig struct {
 	// (set or delete) "user:" keys, shared by every session of the user,
 	// and "app:" keys, shared by every user of the app. Without them such
 	// writes answer DENIED. Session keys and "temp:" keys are writable with
-	// Grants.State alone; reads are never limited by scope.
+	// Grants.State alone; reads are never limited by scope. WriteUserState
+	// also lets a module granted Artifacts save "user:" artifacts, shared
+	// by every session of the user as "user:" state is.
 	WriteUserState, WriteAppState bool
 	// Logger receives the guest's log lines with the attributes "module",
 	// "hook" and "invocation". nil discards them.
