@@ -56,10 +56,14 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 		// A response stands in for the model's, whose function calls run
 		// through the agent's own tools under the engine's checks; but a
 		// model never answers a call.
-		if o.Response == nil {
-			return nil
+		var bad []string
+		if o.Response != nil {
+			bad = admitResponses("response.content", o.Response.Content)
 		}
-		return refuse(admitResponses("response.content", o.Response.Content))
+		if bi, _ := in.(*abi.BeforeModelInput); bi != nil && o.Request != nil {
+			bad = append(bad, admitRequest(bi.Request, o.Request)...)
+		}
+		return refuse(bad)
 	case *abi.ToolCallOutput, *abi.BeforeToolOutput, *abi.ToolOutput, *abi.AfterRunOutput, *abi.NotifyOutput:
 		return nil
 	}
@@ -144,6 +148,69 @@ func admitCalls(field string, before, after *abi.Content, bodies bool) []string 
 		what = "function calls, or the ids and names of function responses"
 	}
 	return []string{field + "'s " + what + " (no grant allows it: the engine runs and answers calls from them)"}
+}
+
+// admitRequest checks a before_model request replacement: its contents,
+// instructions, function declarations and generation settings may change
+// (google-adk's callbacks edit them), but not where the request goes or
+// what the model may reach besides the agent's tools. The model name
+// picks the backend's model or endpoint (a Vertex resource path may name
+// another project's), cachedContent a stored resource, and a built-in
+// tool (google search, URL context, code execution, ...) lets the model
+// itself fetch or run things outside every grant, the conversation in
+// hand: each stays as the engine set it. Built-in tools may be removed,
+// and a model or cachedContent left out keeps the backend's own.
+func admitRequest(before, after *abi.LlmRequest) []string {
+	if before == nil {
+		before = &abi.LlmRequest{}
+	}
+	never := " (no grant allows it: it decides where the request goes)"
+	var bad []string
+	if after.Model != "" && after.Model != before.Model {
+		bad = append(bad, "request.model"+never)
+	}
+	bc, ac := before.Config, after.Config
+	if bc == nil {
+		bc = &abi.GenerateContentConfig{}
+	}
+	if ac == nil {
+		return bad
+	}
+	if ac.CachedContent != "" && ac.CachedContent != bc.CachedContent {
+		bad = append(bad, "request.config.cachedContent"+never)
+	}
+	have := builtinTools(bc.Tools)
+	for _, t := range builtinTools(ac.Tools) {
+		if !slices.ContainsFunc(have, func(h abi.Tool) bool { return sameJSON(h, t) }) {
+			b, _ := json.Marshal(t)
+			bad = append(bad, "request.config.tools: built-in tool "+string(b)+" (no grant allows it: the model would reach beyond the agent's tools)")
+		}
+	}
+	return bad
+}
+
+// builtinTools returns the entries of tools with their function
+// declarations left out, dropping those that had only declarations.
+func builtinTools(tools []*abi.Tool) []abi.Tool {
+	var out []abi.Tool
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		b := *t
+		b.FunctionDeclarations = nil
+		// The other fields are raw JSON: a null one is no tool.
+		v := reflect.ValueOf(&b).Elem()
+		for i := range v.NumField() {
+			if raw, ok := v.Field(i).Interface().(json.RawMessage); ok && string(bytes.TrimSpace(raw)) == "null" {
+				v.Field(i).SetZero()
+			}
+		}
+		if !v.IsZero() {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // admitResponses refuses function responses in c.

@@ -304,6 +304,26 @@ func TestAdmitOutputs(t *testing.T) {
 		{"after_model answering a call", abi.HookAfterModel, &abi.AfterModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
 		{"before_model answering a call", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
 		{"before_model request with history", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Request: &abi.LlmRequest{Contents: []*abi.Content{call, answer}}}, false},
+		// Where the request goes and what the model reaches besides the
+		// agent's tools stay the engine's.
+		{"request for another model", abi.HookBeforeModel, &abi.BeforeModelInput{Request: req()}, &abi.ModelOutput{Request: req(func(r *abi.LlmRequest) {
+			r.Model = "projects/attacker/locations/us-central1/publishers/google/models/gemini-2.5-pro"
+		})}, true},
+		{"request with the model left out", abi.HookBeforeModel, &abi.BeforeModelInput{Request: req()}, &abi.ModelOutput{Request: req(func(r *abi.LlmRequest) { r.Model = "" })}, false},
+		{"request with a built-in tool added", abi.HookBeforeModel, &abi.BeforeModelInput{Request: req()}, &abi.ModelOutput{Request: req(func(r *abi.LlmRequest) {
+			r.Config.Tools = append(r.Config.Tools, &abi.Tool{URLContext: json.RawMessage(`{}`)})
+		})}, true},
+		{"request with a built-in tool beside declarations", abi.HookBeforeModel, &abi.BeforeModelInput{Request: req()}, &abi.ModelOutput{Request: req(func(r *abi.LlmRequest) {
+			r.Config.Tools[0].CodeExecution = json.RawMessage(`{}`)
+		})}, true},
+		{"request with another cache", abi.HookBeforeModel, &abi.BeforeModelInput{Request: req()}, &abi.ModelOutput{Request: req(func(r *abi.LlmRequest) { r.Config.CachedContent = "cachedContents/other" })}, true},
+		{"request with its built-in tool, null fields and new declarations", abi.HookBeforeModel, &abi.BeforeModelInput{Request: req()}, &abi.ModelOutput{Request: req(func(r *abi.LlmRequest) {
+			r.Config.Tools[0].FunctionDeclarations = append(r.Config.Tools[0].FunctionDeclarations, &abi.FunctionDeclaration{Name: "extra"})
+			r.Config.Tools[0].GoogleMaps = json.RawMessage(`null`)
+			r.Config.Temperature = new(float64)
+			r.Config.SystemInstruction = &abi.Content{Parts: []*abi.Part{{Text: "be brief"}}}
+		})}, false},
+		{"request with its built-in tool removed", abi.HookBeforeModel, &abi.BeforeModelInput{Request: req()}, &abi.ModelOutput{Request: req(func(r *abi.LlmRequest) { r.Config.Tools = r.Config.Tools[:1] })}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := m.admit(tc.hook, tc.in, tc.out)
@@ -312,6 +332,27 @@ func TestAdmitOutputs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// req is a model request with a function tool and a built-in tool, as a
+// guest sends it back, changed by each of change.
+func req(change ...func(*abi.LlmRequest)) *abi.LlmRequest {
+	r := &abi.LlmRequest{Model: "gemini-2.5-flash", Config: &abi.GenerateContentConfig{
+		CachedContent: "cachedContents/mine",
+		Tools: []*abi.Tool{
+			{FunctionDeclarations: []*abi.FunctionDeclaration{{Name: "search"}}},
+			{GoogleSearch: json.RawMessage(`{ }`)},
+		},
+	}}
+	b, _ := json.Marshal(r)
+	var out abi.LlmRequest
+	if err := abi.DecodeValue(b, &out, 0); err != nil {
+		panic(err)
+	}
+	for _, c := range change {
+		c(&out)
+	}
+	return &out
 }
 
 // roundTripContent is c as a guest sends it back.
