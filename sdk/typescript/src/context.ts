@@ -189,13 +189,18 @@ export interface HttpResponse {
   json<T = unknown>(): T;
 }
 
+// State holds nothing itself (every access goes to the host): one for all
+// contexts, not one built per call.
+const STATE = new State();
+
 export class ReadonlyContext {
   protected readonly info: InvocationInfo;
-  readonly state = new State();
 
   constructor(info?: InvocationInfo) {
     this.info = info ?? {};
   }
+
+  get state(): State { return STATE; }
 
   get invocationId(): string | undefined { return this.info.invocationId; }
   get agentName(): string | undefined { return this.info.agentName; }
@@ -211,7 +216,9 @@ export class ReadonlyContext {
  * Context, which both name).
  */
 export class Context extends ReadonlyContext {
-  readonly actions = new EventActions();
+  // Built on first use: most calls never touch actions, and EventActions
+  // holds a Proxy with two closures.
+  #actions: EventActions | undefined;
   readonly toolConfirmation?: ToolConfirmation;
 
   constructor(info?: InvocationInfo, confirmation?: ToolConfirmation) {
@@ -219,6 +226,7 @@ export class Context extends ReadonlyContext {
     if (confirmation) this.toolConfirmation = confirmation;
   }
 
+  get actions(): EventActions { return (this.#actions ??= new EventActions()); }
   get functionCallId(): string | undefined { return this.info.functionCallId; }
   /** adk-js's name for actions. */
   get eventActions(): EventActions { return this.actions; }

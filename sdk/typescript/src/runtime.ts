@@ -107,8 +107,25 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
+// out is the JSON of an output message: fields (the SDK's own object,
+// never holding abiVersion) and abiVersion, encoded once, not copied first.
 function out(fields: Record<string, unknown>): string {
-  return JSON.stringify({ ...fields, abiVersion: 1 });
+  const s = JSON.stringify(fields);
+  return s.length > 2 ? s.slice(0, -1) + ',"abiVersion":1}' : '{"abiVersion":1}';
+}
+
+function fail(e: unknown): string {
+  return out({ error: errorText(e) });
+}
+
+// done encodes a handler's output; a result JSON cannot encode (a BigInt,
+// a cycle) fails the hook.
+function done(o: unknown): string {
+  try {
+    return o === undefined ? "" : out(o as Record<string, unknown>);
+  } catch (e) {
+    return fail(e);
+  }
 }
 
 class Runtime {
@@ -224,17 +241,7 @@ class Runtime {
       if (hook === "describe") return this.describe;
       const handler = this.handlers.get(hook);
       if (!handler) return out({ error: `this module does not implement ${hook}` });
-      const msg = input ? JSON.parse(input) : {};
-      const r = handler(msg);
-      const fail = (e: unknown) => out({ error: errorText(e) });
-      // A result JSON cannot encode (a BigInt, a cycle) fails the hook.
-      const done = (o: unknown) => {
-        try {
-          return o === undefined ? "" : out(o as Record<string, unknown>);
-        } catch (e) {
-          return fail(e);
-        }
-      };
+      const r = handler(input ? JSON.parse(input) : {});
       if (isThenable(r)) return Promise.resolve(r).then(done, fail);
       return done(r);
     } catch (e) {
