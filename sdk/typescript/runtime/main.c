@@ -1,7 +1,8 @@
 /*
  * main.c: the adkhost JavaScript runtime. QuickJS-ng (the C sources of the
  * rquickjs-sys crate, compiled into this file so that the runtime can set
- * what QuickJS keeps private: the stack limit and Math.random's seed) with
+ * what QuickJS keeps private: the stack limit and Math.random's seed, and
+ * read objects' shapes for a faster JSON.stringify) with
  * ABI v1 exports (sdk/c) and a global object, __adkhost, that exposes every
  * host function of ABI.md §4 to JavaScript.
  *
@@ -187,6 +188,186 @@ static const JSCFunctionListEntry host_funcs[] = {
     JS_CFUNC_DEF("memory_add_session", 0, js_memory_add_session),
 };
 
+/* ---- JSON.stringify without a replacer or indent, for the values a tool
+ * call answers: plain objects and arrays of strings, numbers, booleans and
+ * null. QuickJS's own stringify lists every object's keys as new strings,
+ * looks each one up again as an atom, quotes it into a new string, and
+ * converts every array index to a string: about 40% of a warm tool call's
+ * instructions. This walks the objects' shapes instead and writes into one
+ * buffer. It calls no JavaScript and changes nothing, so anything it does
+ * not handle (toJSON anywhere on a prototype chain, getters, proxies, other
+ * classes, index-like keys, sparse arrays, BigInt, deep nesting, cycles)
+ * sends the whole value to QuickJS's stringify, which answers as before. */
+
+enum { FAST_OK = 0, FAST_NO = 1, FAST_ERR = -1 };
+#define FAST_MAX_DEPTH 64
+
+/* fast_quote8 writes the JSON string of 8-bit characters (QuickJS's
+ * JS_ToQuotedString, without the intermediate string). */
+static int fast_quote8(StringBuffer *b, const uint8_t *c, uint32_t n) {
+  static const char hex[] = "0123456789abcdef";
+  uint32_t i = 0, run = 0;
+  if (string_buffer_putc8(b, '"')) return FAST_ERR;
+  for (; i < n; i++) {
+    uint8_t ch = c[i];
+    if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
+    if (i > run && string_buffer_write8(b, c + run, i - run)) return FAST_ERR;
+    run = i + 1;
+    char e[6] = {'\\', 0};
+    int el = 2;
+    switch (ch) {
+    case '"': e[1] = '"'; break;
+    case '\\': e[1] = '\\'; break;
+    case '\b': e[1] = 'b'; break;
+    case '\f': e[1] = 'f'; break;
+    case '\n': e[1] = 'n'; break;
+    case '\r': e[1] = 'r'; break;
+    case '\t': e[1] = 't'; break;
+    default:
+      e[1] = 'u'; e[2] = '0'; e[3] = '0'; e[4] = hex[ch >> 4]; e[5] = hex[ch & 15];
+      el = 6;
+    }
+    if (string_buffer_write8(b, (const uint8_t *)e, el)) return FAST_ERR;
+  }
+  if (n > run && string_buffer_write8(b, c + run, n - run)) return FAST_ERR;
+  return string_buffer_putc8(b, '"') ? FAST_ERR : FAST_OK;
+}
+
+static int fast_string(JSContext *c, StringBuffer *b, JSValueConst v) {
+  if (JS_VALUE_GET_TAG(v) == JS_TAG_STRING) {
+    JSString *p = JS_VALUE_GET_STRING(v);
+    if (!p->is_wide_char) return fast_quote8(b, str8(p), p->len);
+  }
+  /* Wide strings (lone surrogates are escaped) and ropes: QuickJS quotes. */
+  JSValue q = JS_ToQuotedString(c, v);
+  if (JS_IsException(q)) return FAST_ERR;
+  return string_buffer_concat_value_free(b, q) ? FAST_ERR : FAST_OK;
+}
+
+/* fast_plain answers whether stringify may read p's own properties as they
+ * are: an ordinary object or array none of whose prototypes, ordinary
+ * objects and arrays themselves, has a toJSON. */
+static bool fast_plain(JSObject *p) {
+  for (JSObject *q = p->shape->proto; q != NULL; q = q->shape->proto) {
+    if (q->class_id != JS_CLASS_OBJECT && q->class_id != JS_CLASS_ARRAY) return false;
+    if (find_own_property1(q, JS_ATOM_toJSON) != NULL) return false;
+  }
+  return true;
+}
+
+static int fast_value(JSContext *c, StringBuffer *b, JSValueConst v, int depth);
+
+static int fast_array(JSContext *c, StringBuffer *b, JSObject *p, int depth) {
+  /* Only "length": an own toJSON or other property is QuickJS's case. */
+  if (!p->fast_array || p->shape->prop_count != 1) return FAST_NO;
+  JSValue lenv = p->prop[0].u.value;
+  if (JS_VALUE_GET_TAG(lenv) != JS_TAG_INT || (uint32_t)JS_VALUE_GET_INT(lenv) != p->u.array.count) return FAST_NO;
+  if (string_buffer_putc8(b, '[')) return FAST_ERR;
+  for (uint32_t i = 0; i < p->u.array.count; i++) {
+    if (i > 0 && string_buffer_putc8(b, ',')) return FAST_ERR;
+    JSValueConst e = p->u.array.u.values[i];
+    int t = JS_VALUE_GET_TAG(e);
+    if (t == JS_TAG_UNDEFINED || t == JS_TAG_SYMBOL) {
+      if (string_buffer_puts8(b, "null")) return FAST_ERR;
+      continue;
+    }
+    int r = fast_value(c, b, e, depth + 1);
+    if (r != FAST_OK) return r;
+  }
+  return string_buffer_putc8(b, ']') ? FAST_ERR : FAST_OK;
+}
+
+static int fast_object(JSContext *c, StringBuffer *b, JSObject *p, int depth) {
+  JSRuntime *r = c->rt;
+  JSShape *sh = p->shape;
+  JSShapeProperty *prs = get_shape_prop(sh);
+  JSProperty *pr = p->prop;
+  bool first = true;
+  if (string_buffer_putc8(b, '{')) return FAST_ERR;
+  for (int i = 0; i < sh->prop_count; i++, prs++, pr++) {
+    JSAtom a = prs->atom;
+    if (a == JS_ATOM_NULL) continue;  /* deleted */
+    /* Index keys come first in key order, not in the shape's. */
+    if (__JS_AtomIsTaggedInt(a) || a == JS_ATOM_toJSON) return FAST_NO;
+    JSAtomStruct *as = r->atom_array[a];
+    if (as->atom_type != JS_ATOM_TYPE_STRING) continue;  /* symbols, private names */
+    uint32_t idx;
+    if (is_num_string(&idx, as)) return FAST_NO;
+    if (!(prs->flags & JS_PROP_ENUMERABLE)) continue;
+    if ((prs->flags & JS_PROP_TMASK) != JS_PROP_NORMAL) return FAST_NO;  /* getters */
+    JSValueConst v = pr->u.value;
+    int t = JS_VALUE_GET_TAG(v);
+    if (t == JS_TAG_UNDEFINED || t == JS_TAG_SYMBOL) continue;
+    if (!first && string_buffer_putc8(b, ',')) return FAST_ERR;
+    first = false;
+    int rc = as->is_wide_char ? fast_string(c, b, JS_MKPTR(JS_TAG_STRING, as)) : fast_quote8(b, str8(as), as->len);
+    if (rc != FAST_OK) return rc;
+    if (string_buffer_putc8(b, ':')) return FAST_ERR;
+    rc = fast_value(c, b, v, depth + 1);
+    if (rc != FAST_OK) return rc;
+  }
+  return string_buffer_putc8(b, '}') ? FAST_ERR : FAST_OK;
+}
+
+static int fast_value(JSContext *c, StringBuffer *b, JSValueConst v, int depth) {
+  switch (JS_VALUE_GET_NORM_TAG(v)) {
+  case JS_TAG_NULL:
+    return string_buffer_puts8(b, "null") ? FAST_ERR : FAST_OK;
+  case JS_TAG_BOOL:
+    return string_buffer_puts8(b, JS_VALUE_GET_BOOL(v) ? "true" : "false") ? FAST_ERR : FAST_OK;
+  case JS_TAG_INT: {
+    char buf[16];
+    size_t n = i32toa(buf, JS_VALUE_GET_INT(v));
+    return string_buffer_write8(b, (const uint8_t *)buf, n) ? FAST_ERR : FAST_OK;
+  }
+  case JS_TAG_FLOAT64:
+    if (!isfinite(JS_VALUE_GET_FLOAT64(v))) return string_buffer_puts8(b, "null") ? FAST_ERR : FAST_OK;
+    return string_buffer_concat_value(b, v) ? FAST_ERR : FAST_OK;
+  case JS_TAG_STRING:
+  case JS_TAG_STRING_ROPE:
+    return fast_string(c, b, v);
+  case JS_TAG_OBJECT: {
+    JSObject *p = JS_VALUE_GET_OBJ(v);
+    if (depth >= FAST_MAX_DEPTH) return FAST_NO;  /* maybe a cycle: QuickJS says which */
+    if (p->class_id == JS_CLASS_OBJECT) {
+      if (!fast_plain(p)) return FAST_NO;
+      return fast_object(c, b, p, depth);
+    }
+    if (p->class_id == JS_CLASS_ARRAY) {
+      if (!fast_plain(p)) return FAST_NO;
+      return fast_array(c, b, p, depth);
+    }
+    return FAST_NO;
+  }
+  default:  /* undefined, symbols, BigInt: QuickJS's answer */
+    return FAST_NO;
+  }
+}
+
+/* JSON.stringify(value, replacer, space), as installed by adkhost_js_init. */
+static JSValue js_fast_stringify(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+  if (JS_IsUndefined(argv[1]) && JS_IsUndefined(argv[2])) {
+    StringBuffer b;
+    string_buffer_init(c, &b, 128);
+    int r = fast_value(c, &b, argv[0], 0);
+    if (r == FAST_OK) return string_buffer_end(&b);
+    string_buffer_free(&b);
+    if (r == FAST_ERR) return JS_EXCEPTION;
+  }
+  return js_json_stringify(c, this_val, argc, argv);
+}
+
+static void fail(const char *what);
+
+static void install_fast_stringify(JSValueConst global) {
+  JSValue json = JS_GetPropertyStr(ctx, global, "JSON");
+  JSValue fn = JS_NewCFunction2(ctx, js_fast_stringify, "stringify", 3, JS_CFUNC_generic, 0);
+  if (JS_DefinePropertyValueStr(ctx, json, "stringify", fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
+    fail("installing JSON.stringify");
+  }
+  JS_FreeValue(ctx, json);
+}
+
 /* ---- Initialisation (run by wizer at build time). */
 
 static void print_exception(void) {
@@ -260,6 +441,7 @@ __attribute__((export_name("adkhost_js_init"))) void adkhost_js_init(void) {
   set_env_string(host, "buildName", "ADKHOST_JS_NAME");
   set_env_string(host, "buildCapabilities", "ADKHOST_JS_CAPABILITIES");
   JS_DefinePropertyValueStr(ctx, global, "__adkhost", host, 0);
+  install_fast_stringify(global);
 
   const char *path = getenv("ADKHOST_JS_BUNDLE");
   if (path == NULL) fail("ADKHOST_JS_BUNDLE is not set");

@@ -1,0 +1,1 @@
+export function run(print: (line: string) => void): void;
