@@ -30,6 +30,8 @@ type loadedApp struct {
 	closed    atomic.Bool // set once close has run, for tests and logs
 	closeOnce sync.Once
 	log       *slog.Logger
+	// gone, set when the app is deleted, runs after the version closed.
+	gone func()
 }
 
 // close releases the app's modules once, whoever gets there first.
@@ -42,6 +44,9 @@ func (a *loadedApp) close() {
 		}
 		a.closed.Store(true)
 		a.log.Info("app version closed", "app", a.name, "version", a.version)
+		if a.gone != nil {
+			a.gone()
+		}
 	})
 }
 
@@ -70,6 +75,10 @@ type appSet struct {
 	// changed, when set, is told the name of an app whose current version
 	// was replaced or removed (the MCP server re-syncs its tool list).
 	changed func(name string)
+	// gone, when set, is told the name of a deleted app once its last run
+	// has ended, unless the name is served again by then (the metrics of
+	// the app are dropped).
+	gone func(name string)
 }
 
 func newAppSet() *appSet {
@@ -127,8 +136,18 @@ func (s *appSet) remove(name string) bool {
 	delete(s.apps, name)
 	delete(s.failed, name)
 	s.mu.Unlock()
+	gone := func() {
+		if s.gone != nil && s.get(name) == nil {
+			s.gone(name)
+		}
+	}
 	if old != nil {
+		// Set before retire: a run releasing the version closes it only
+		// once it sees it retired.
+		old.gone = gone
 		old.retire()
+	} else if failed {
+		gone()
 	}
 	if s.changed != nil {
 		s.changed(name)

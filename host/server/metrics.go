@@ -89,3 +89,16 @@ func newMetrics(reg *prometheus.Registry, rt *sandbox.Runtime) (*metrics, error)
 	}
 	return m, nil
 }
+
+// forgetApp drops the series labelled with a deleted app: every name
+// that was ever registered kept its series (and their histograms'
+// buckets) in /metrics for the process's life.
+func (m *metrics) forgetApp(name string) {
+	app := prometheus.Labels{"app": name}
+	m.invocations.DeletePartialMatch(app)
+	m.invocationDur.DeletePartialMatch(app)
+	m.inFlight.DeletePartialMatch(app)
+	m.modelCalls.DeletePartialMatch(app)
+	m.toolCalls.DeletePartialMatch(app)
+	m.errors.DeletePartialMatch(app)
+}

@@ -60,6 +60,20 @@ func (o *observer) toolLabel(app, name string) string {
 	return name
 }
 
+// forgetApp drops a deleted app's metrics and its tool label values,
+// which counted against maxToolLabels.
+func (o *observer) forgetApp(app string) {
+	o.m.forgetApp(app)
+	prefix := app + "\x00"
+	o.toolNamesMu.Lock()
+	defer o.toolNamesMu.Unlock()
+	for k := range o.toolNames {
+		if strings.HasPrefix(k, prefix) {
+			delete(o.toolNames, k)
+		}
+	}
+}
+
 // invState is what the observer keeps for one invocation in progress.
 type invState struct {
 	mu         sync.Mutex

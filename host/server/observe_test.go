@@ -77,3 +77,36 @@ func TestMetricsAndSpans(t *testing.T) {
 		t.Log(body)
 	}
 }
+
+// A deleted app's series stayed in /metrics for the process's life: a
+// client registering and deleting apps under new names grew every scrape
+// (and the server's memory) without end.
+func TestMetricsOfDeletedAppDropped(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	root := "name: echo\nmodel: scripted\ninstruction: Echo.\n"
+	script := "rules:\n  - respond: {text: 'echo: {{text}}'}\n"
+	for _, app := range []string{"gone1", "kept"} {
+		h.must(http.StatusCreated)(h.putBundle(app, map[string]string{"root_agent.yaml": root, "scripted_model.yaml": script}))
+		h.must(http.StatusOK)(h.do("POST", "/apps/"+app+"/users/u/sessions/s", map[string]any{}))
+		h.must(http.StatusOK)(h.do("POST", "/run", runBody(app, "u", "s", "hi")))
+	}
+	body := string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil)))
+	if !strings.Contains(body, `adkhost_invocations_total{app="gone1",outcome="ok"} 1`) || !strings.Contains(body, `adkhost_invocation_duration_seconds_count{app="gone1"} 1`) {
+		t.Fatalf("no series of app gone1 before its deletion:\n%s", body)
+	}
+	h.must(http.StatusNoContent)(h.admin("DELETE", "/apps/gone1", nil))
+	body = string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil)))
+	if strings.Contains(body, `app="gone1"`) {
+		t.Errorf("series of the deleted app gone1 remain:\n%s", body)
+	}
+	if !strings.Contains(body, `adkhost_invocations_total{app="kept",outcome="ok"} 1`) {
+		t.Errorf("the series of app kept went too:\n%s", body)
+	}
+	// A name registered again counts afresh.
+	h.must(http.StatusCreated)(h.putBundle("gone1", map[string]string{"root_agent.yaml": root, "scripted_model.yaml": script}))
+	h.must(http.StatusOK)(h.do("POST", "/apps/gone1/users/u/sessions/s2", map[string]any{}))
+	h.must(http.StatusOK)(h.do("POST", "/run", runBody("gone1", "u", "s2", "hi")))
+	if body = string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil))); !strings.Contains(body, `adkhost_invocations_total{app="gone1",outcome="ok"} 1`) {
+		t.Errorf("the app registered again is not counted afresh:\n%s", body)
+	}
+}
