@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"google.golang.org/genai"
+
+	"github.com/adkhost/adkhost/engine/model"
 )
 
 // EventSize approximates the bytes e holds, about the size of its JSON:
@@ -21,7 +23,7 @@ func EventSize(e *Event) int64 {
 	if e == nil {
 		return 0
 	}
-	return reflectSize(reflect.ValueOf(e).Elem(), 0)
+	return eventSize(e, 1)
 }
 
 // PartSize is EventSize for one part of a content.
@@ -29,7 +31,149 @@ func PartSize(p *genai.Part) int64 {
 	if p == nil {
 		return 0
 	}
-	return reflectSize(reflect.ValueOf(p).Elem(), 0)
+	return partSize(p, 1)
+}
+
+// The typed walk below measures exactly what reflectSize would of the
+// types every event is made of (Event, its Response and Actions, Content,
+// Part, function calls and responses, blobs) without reflection, which
+// cost more than encoding the event; the fields events rarely hold go
+// through reflectSize. Each function takes the depth of its struct's
+// fields. TestEventSizeTyped fills every exported field of these types
+// (genai's new fields included, whenever genai is updated) and checks the
+// two walks agree, so no field is left unmeasured.
+
+func eventSize(e *Event, d int) int64 {
+	n := responseSize(&e.Response, d+1) + strSize(e.ID) + strSize(e.InvocationID) +
+		strSize(e.Author) + strSize(e.Branch) + actionsSize(&e.Actions, d+1) +
+		stringsSize(e.LongRunningToolIDs) + strSize(e.IsolationScope)
+	if e.NodeInfo != nil {
+		n += strSize(e.NodeInfo.Path) + stringsSize(e.NodeInfo.OutputFor) + boolSize(e.NodeInfo.MessageAsOutput)
+	}
+	if e.Output != nil {
+		n += valueSize(e.Output, d+1)
+	}
+	return n
+}
+
+func responseSize(r *model.Response, d int) int64 {
+	n := boolSize(r.Partial) + boolSize(r.Aggregated) + boolSize(r.TurnComplete) +
+		strSize(string(r.FinishReason)) + strSize(r.ErrorCode) + strSize(r.ErrorMessage) +
+		boolSize(r.Interrupted) + mapSize(r.CustomMetadata, d) + numSize(r.AvgLogprobs != 0) +
+		strSize(r.InteractionID) + strSize(r.ModelVersion)
+	if r.Content != nil {
+		n += contentSize(r.Content, d+2)
+	}
+	if len(r.KeyOrder) > 0 {
+		n += reflectSize(reflect.ValueOf(r.KeyOrder), d)
+	}
+	return n + ptrSize(r.GroundingMetadata, d) + ptrSize(r.UsageMetadata, d) +
+		ptrSize(r.InputTranscription, d) + ptrSize(r.OutputTranscription, d) +
+		ptrSize(r.LogprobsResult, d) + ptrSize(r.CacheMetadata, d) + ptrSize(r.CitationMetadata, d)
+}
+
+func actionsSize(a *EventActions, d int) int64 {
+	n := boolSize(a.SkipSummarization) + mapSize(a.StateDelta, d) +
+		strSize(a.TransferToAgent) + strSize(a.TransferReason) + boolSize(a.Escalate) +
+		mapSize(a.RequestedAuthConfigs, d) + boolSize(a.EndOfAgent) + mapSize(a.AgentState, d) +
+		strSize(a.RewindBeforeInvocationID) + ptrSize(a.Compaction, d)
+	if len(a.ArtifactDelta) > 0 {
+		n += 2
+		for k, v := range a.ArtifactDelta {
+			n += 4 + strSize(k) + numSize(v != 0)
+		}
+	}
+	if len(a.StateKeyOrder) > 0 {
+		n += reflectSize(reflect.ValueOf(a.StateKeyOrder), d)
+	}
+	if len(a.RequestedToolConfirmations) > 0 {
+		n += reflectSize(reflect.ValueOf(a.RequestedToolConfirmations), d)
+	}
+	if a.SetModelResponse != nil {
+		n += valueSize(a.SetModelResponse, d+1)
+	}
+	return n
+}
+
+func contentSize(c *genai.Content, d int) int64 {
+	n := strSize(c.Role)
+	for _, p := range c.Parts {
+		n++
+		if p != nil {
+			n += partSize(p, d+3)
+		}
+	}
+	return n
+}
+
+func partSize(p *genai.Part, d int) int64 {
+	n := strSize(p.Text) + boolSize(p.Thought) + mapSize(p.PartMetadata, d) +
+		strSize(string(p.MediaProcessing)) + int64(len(p.ThoughtSignature))*4/3 + 2
+	if c := p.FunctionCall; c != nil {
+		n += strSize(c.ID) + mapSize(c.Args, d+2) + strSize(c.Name) + ptrSize(c.WillContinue, d+2)
+		if len(c.PartialArgs) > 0 {
+			n += reflectSize(reflect.ValueOf(c.PartialArgs), d+2)
+		}
+	}
+	if r := p.FunctionResponse; r != nil {
+		n += ptrSize(r.WillContinue, d+2) + strSize(string(r.Scheduling)) + strSize(r.ID) +
+			strSize(r.Name) + mapSize(r.Response, d+2)
+		if len(r.Parts) > 0 {
+			n += reflectSize(reflect.ValueOf(r.Parts), d+2)
+		}
+	}
+	if b := p.InlineData; b != nil {
+		n += int64(len(b.Data))*4/3 + 2 + strSize(b.DisplayName) + strSize(b.MIMEType)
+	}
+	return n + ptrSize(p.MediaResolution, d) + ptrSize(p.CodeExecutionResult, d) +
+		ptrSize(p.ExecutableCode, d) + ptrSize(p.FileData, d) + ptrSize(p.VideoMetadata, d) +
+		ptrSize(p.ToolCall, d) + ptrSize(p.ToolResponse, d) + ptrSize(p.AudioTranscription, d) +
+		ptrSize(p.SpeechMetadata, d)
+}
+
+// ptrSize is reflectSize of a pointer field at depth d.
+func ptrSize[T any](p *T, d int) int64 {
+	if p == nil {
+		return 0
+	}
+	return reflectSize(reflect.ValueOf(p).Elem(), d+1)
+}
+
+// mapSize is reflectSize of a map[string]any field at depth d.
+func mapSize(m map[string]any, d int) int64 {
+	if len(m) == 0 {
+		return 0
+	}
+	return valueSize(m, d)
+}
+
+func stringsSize(s []string) int64 {
+	var n int64
+	for _, x := range s {
+		n += 1 + strSize(x)
+	}
+	return n
+}
+
+func strSize(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	return int64(len(s)) + 2
+}
+
+func boolSize(b bool) int64 {
+	if b {
+		return 5
+	}
+	return 0
+}
+
+func numSize(nonzero bool) int64 {
+	if nonzero {
+		return 8
+	}
+	return 0
 }
 
 // ValueSize is EventSize for one value (a tool result, a state value).
