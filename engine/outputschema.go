@@ -466,27 +466,29 @@ func (v *schemaValidator) value(ps map[string]any, parentTitle, name string, in 
 			v.fail(loc, "int_type", "Input should be a valid integer", in, t)
 		}
 	case "number":
+		var f float64
 		switch n := in.(type) {
 		case int64:
-			return float64(n)
+			f = float64(n)
 		case json.Number:
-			f, _ := n.Float64() // an integer beyond int64: Python's float() of it
-			return f
+			f, _ = n.Float64() // an integer beyond int64: Python's float() of it
 		case float64:
-			return n
+			f = n
 		case bool:
 			if n {
-				return 1.0
+				f = 1
 			}
-			return 0.0
 		case string:
-			if f, ok := parseFloatString(n); ok {
-				return f
+			var ok bool
+			if f, ok = parseFloatString(n); !ok {
+				v.fail(loc, "float_parsing", "Input should be a valid number, unable to parse string as a number", in, t)
+				return nil
 			}
-			v.fail(loc, "float_parsing", "Input should be a valid number, unable to parse string as a number", in, t)
 		default:
 			v.fail(loc, "float_type", "Input should be a valid number", in, t)
+			return nil
 		}
+		return pythonFloat(f)
 	case "boolean":
 		switch b := in.(type) {
 		case bool:
@@ -582,6 +584,18 @@ func join(loc, name string) string {
 		return name
 	}
 	return loc + "." + name
+}
+
+// pythonFloat is a validated float field's value. Python keeps it a float
+// even when whole (2.0: an instruction quoting it, json.dumps of it), where
+// adkhost takes a whole float64 for the int it most often was (pyfmt's
+// number policy); so a whole one is a json.Number literal of its repr,
+// which pyfmt prints and encoding/json writes as 2.0.
+func pythonFloat(f float64) any {
+	if f == math.Trunc(f) && !math.IsInf(f, 0) {
+		return json.Number(pyfmt.FloatRepr(f))
+	}
+	return f
 }
 
 // inInt64 reports whether the whole number f fits an int64.
