@@ -328,6 +328,13 @@ func (a *LlmAgent) toolsProcessor(ctx *InvocationContext, call *llmCall) error {
 var engineFunctionNames = []string{transferToAgentName, setModelResponseName, finishTaskName,
 	requestConfirmationName, "adk_request_credential", "adk_request_input"}
 
+// IsEngineFunctionName reports whether name is a function name the engine
+// gives meaning to (transfer_to_agent, set_model_response, finish_task,
+// adk_request_confirmation, ...): a tool taking it would stand in for the
+// engine's own, and the engine reads calls and responses of that name
+// from the history as its own.
+func IsEngineFunctionName(name string) bool { return slices.Contains(engineFunctionNames, name) }
+
 // listedTool is one of an agent's tools, with the toolset that listed it
 // (nil for a tool the agent was given directly).
 type listedTool struct {

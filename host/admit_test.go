@@ -368,3 +368,20 @@ func roundTripContent(t testing.TB, c *abi.Content) *abi.Content {
 	}
 	return &out
 }
+
+// TestToolNamesTheEnginesOwn: a module cannot declare a tool under a name
+// the engine gives meaning to. As a direct tool of the agent it would
+// replace the engine's transfer_to_agent (and take the model's transfers),
+// or answer under adk_request_confirmation's name, which the engine reads
+// back as the user's confirmation.
+func TestToolNamesTheEnginesOwn(t *testing.T) {
+	m := &Module{name: "m"}
+	for _, name := range []string{"transfer_to_agent", "set_model_response", "finish_task", "adk_request_confirmation", "adk_request_credential", "adk_request_input"} {
+		if _, err := newTool(m, abi.ToolDecl{Name: name}); err == nil || !strings.Contains(err.Error(), "rename the tool") {
+			t.Errorf("tool %q: err = %v, want refused", name, err)
+		}
+	}
+	if _, err := newTool(m, abi.ToolDecl{Name: "transfer_money"}); err != nil {
+		t.Errorf("an ordinary name: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/tool"
 	"github.com/adkhost/adkhost/internal/keyorder"
 )
@@ -33,6 +34,13 @@ type Tool struct {
 var _ tool.Tool = (*Tool)(nil)
 
 func newTool(m *Module, d abi.ToolDecl) (*Tool, error) {
+	// A module's tool is a direct tool of the agent, so the engine would
+	// let it replace its own transfer_to_agent (taking the model's
+	// transfers) or answer under adk_request_confirmation's name, which the
+	// engine reads back as the user's confirmation.
+	if engine.IsEngineFunctionName(d.Name) {
+		return nil, fmt.Errorf("tool %q: the name is one the engine gives meaning to (transfer_to_agent, set_model_response, finish_task, adk_request_confirmation, adk_request_credential, adk_request_input); rename the tool", d.Name)
+	}
 	t := &Tool{m: m, name: d.Name, description: d.Description, longRunning: d.LongRunning}
 	var err error
 	if t.params, err = schema(d.Parameters); err != nil {
