@@ -450,6 +450,16 @@ func (c *callbackContext) SaveArtifact(name string, part *genai.Part) (int, erro
 	if c.inv.artifacts == nil {
 		return 0, errNoArtifactService
 	}
+	// An artifact is stored for good, as an event is: it counts against
+	// RunConfig.MaxBytes (once: an agent tool's saves are counted by the
+	// caller's context it forwards them to).
+	if _, forwarded := c.inv.artifacts.(forwardingArtifacts); !forwarded {
+		if cfg := &c.inv.config; cfg.MaxBytes > 0 {
+			if err := cfg.bytes.add(session.PartSize(part)+int64(len(name)), cfg.MaxBytes, c.AgentName(), "artifact "+strconv.Quote(truncateUTF8(name, maxLoggedNameBytes))); err != nil {
+				return 0, err
+			}
+		}
+	}
 	v, err := c.inv.artifacts.Save(c, c.artifactKey(name), part)
 	if err != nil {
 		return 0, err

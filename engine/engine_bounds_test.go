@@ -16,6 +16,7 @@ import (
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/artifact"
 	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/model/scripted"
 	"github.com/adkhost/adkhost/engine/session"
@@ -345,6 +346,43 @@ func TestMaxBytes(t *testing.T) {
 		wantLimit(t, err, 1<<20, "on_event plugin's replacement")
 		if n := storedBytes(t, svc, "s"); n > 1<<20+128*kib {
 			t.Errorf("the session holds %d bytes, over the limit", n)
+		}
+	})
+	t.Run("artifacts", func(t *testing.T) {
+		t.Parallel()
+		// A tool saving 256 KiB artifacts under new names in a loop: each
+		// stored for good, with nothing bounding their count or bytes.
+		for _, nested := range []bool{false, true} {
+			var saves atomic.Int64
+			saver := newTool(t, "step", nil, func(tc callbacks.ToolContext, _ map[string]any) (any, error) {
+				n := saves.Add(1)
+				if _, err := tc.SaveArtifact(fmt.Sprintf("a%d.bin", n), &genai.Part{InlineData: &genai.Blob{MIMEType: "application/octet-stream", Data: make([]byte, 256*kib)}}); err != nil {
+					return nil, err
+				}
+				return map[string]any{"ok": true}, nil
+			})
+			var root engine.Agent = newLlm(t, engine.LlmAgentConfig{Name: "a", Model: scripted.FromSteps("m"), Tools: []tool.Tool{saver},
+				BeforeModel: []callbacks.BeforeModel{answersForModel}})
+			if nested {
+				// Also counted once when an agent tool's saves reach the caller.
+				root = newLlm(t, engine.LlmAgentConfig{Name: "root", Model: scripted.New("m", calls(fcall("a", map[string]any{"request": "x"}))),
+					Tools: []tool.Tool{&engine.AgentTool{Agent: root.(*engine.LlmAgent)}}})
+			}
+			svc := session.NewInMemoryService()
+			arts := artifact.NewInMemoryService()
+			r, err := engine.NewRunner(engine.RunnerConfig{AppName: "app", Agent: root, Sessions: svc, Artifacts: arts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxBytes: 2 << 20, MaxEvents: -1})
+			var be *engine.BytesLimitExceededError
+			if !errors.As(err, &be) || !strings.Contains(be.What, "artifact") {
+				t.Fatalf("nested %v: err = %v, want the bytes limit", nested, err)
+			}
+			// 256 KiB of data is 341 KiB of base64 JSON: the 6th is refused.
+			if n := saves.Load(); n != 6 {
+				t.Errorf("nested %v: %d saves of 256 KiB were tried, want 6 (the 6th refused)", nested, n)
+			}
 		}
 	})
 	t.Run("the default", func(t *testing.T) {

@@ -72,14 +72,15 @@ type BytesLimitExceededError struct {
 	Limit int64
 	// Agent authored the event refused, or ran the tool whose result was.
 	Agent string
-	// What was refused: "an event" or "the result of tool NAME".
+	// What was refused: "an event", "the result of tool NAME", "artifact
+	// NAME", "an on_event plugin's replacement".
 	What string
 	// Size is what it would have added.
 	Size int64
 }
 
 func (e *BytesLimitExceededError) Error() string {
-	return fmt.Sprintf("agent %q: the invocation stopped at its limit of %d bytes of events and tool results (RunConfig.MaxBytes, adkhost serve --max-run-bytes; those of agents run as tools count too): %s of %d bytes was refused and not stored; have tools and callbacks return less (state, artifacts), or raise the limit", e.Agent, e.Limit, e.What, e.Size)
+	return fmt.Sprintf("agent %q: the invocation stopped at its limit of %d bytes of events, tool results and artifacts (RunConfig.MaxBytes, adkhost serve --max-run-bytes; those of agents run as tools count too): %s of %d bytes was refused and not stored; have tools and callbacks return less (state, artifacts), or raise the limit", e.Agent, e.Limit, e.What, e.Size)
 }
 
 // TooManyFunctionCallsError fails the step of a model response asking for

@@ -178,7 +178,7 @@ func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls
 		fc := calls[i]
 		events[i], errs[i] = a.runFunctionCall(ctx, call, fc, confirmations[fc.ID], emit)
 		if errs[i] == nil && events[i] != nil {
-			if err := ctx.countResult(events[i], fc.Name); err != nil {
+			if err := ctx.countResult(events[i], truncateUTF8(fc.Name, maxLoggedNameBytes)); err != nil {
 				events[i], errs[i] = nil, err
 			}
 		}

@@ -82,8 +82,9 @@ type RunConfig struct {
 	MaxFunctionCalls int
 	// MaxBytes limits the bytes the invocation produces, those of the
 	// agents it runs as tools (AgentTool) included: every event it stores
-	// (session.EventSize: content, state delta, metadata...) and every
-	// tool result as it arrives, before the results of one response are
+	// (session.EventSize: content, state delta, metadata...), every
+	// artifact its tools and callbacks save, and every tool result as it
+	// arrives, before the results of one response are
 	// merged into one event (counted once). 0 means DefaultMaxBytes, a
 	// negative value means no limit. Each of MaxEvents events may carry a
 	// module's max_output_bytes, and a response's MaxFunctionCalls results

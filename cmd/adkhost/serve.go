@@ -101,7 +101,7 @@ func addRunLimitFlags(cmd *cobra.Command, l *server.Limits) {
 	fl.IntVar(&l.MaxLLMCalls, "max-llm-calls", defaultMaxLLMCalls(), "model calls of one run (google-adk's --max_llm_calls; an agent tool's run counts its own); 0 or less: no limit; env ADK_MAX_LLM_CALLS, as google-adk")
 	fl.IntVar(&l.MaxEvents, "max-events", engine.DefaultMaxEvents, "events one run stores, those of its agent tools' runs included (an agent looping without calling the model stops here); 0 or less: no limit")
 	fl.IntVar(&l.MaxFunctionCalls, "max-function-calls", engine.DefaultMaxFunctionCalls, "function calls of one model response; a response asking for more fails its agent's step before any runs; 0 or less: no limit")
-	fl.Int64Var(&l.MaxRunBytes, "max-run-bytes", engine.DefaultMaxBytes, "bytes one run produces, those of its agent tools' runs included: the events it stores and its tools' results as they arrive (a response's results are held together); past it the run ends with an error event; 0 or less: no limit")
+	fl.Int64Var(&l.MaxRunBytes, "max-run-bytes", engine.DefaultMaxBytes, "bytes one run produces, those of its agent tools' runs included: the events it stores, the artifacts it saves and its tools' results as they arrive (a response's results are held together); past it the run ends with an error event; 0 or less: no limit")
 	fl.Int64Var(&l.StateBytes, "max-state-bytes", server.DefaultStateBytes, "largest JSON of each state scope: a session's own state, a user's user: state, an app's app: state; a write (run, PATCH, session creation) that would pass it is refused with 413")
 }
 
