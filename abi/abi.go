@@ -112,7 +112,21 @@ var hooks = [...]Hook{
 func Hooks() []Hook { return append([]Hook(nil), hooks[:]...) }
 
 // Export returns the name of the function a module exports for h.
-func (h Hook) Export() string { return ExportPrefix + string(h) }
+func (h Hook) Export() string {
+	if e, ok := hookExports[h]; ok {
+		return e // the host asks on every call: no concatenation
+	}
+	return ExportPrefix + string(h)
+}
+
+// hookExports is Export of every v1 hook, made once.
+var hookExports = func() map[Hook]string {
+	m := make(map[Hook]string, len(hooks))
+	for _, h := range hooks {
+		m[h] = ExportPrefix + string(h)
+	}
+	return m
+}()
 
 // Known reports whether h is a v1 hook.
 func (h Hook) Known() bool { return h.NewInput() != nil }

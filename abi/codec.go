@@ -27,16 +27,31 @@ var (
 
 // Encode returns m as JSON, setting its abiVersion to Version if it is
 // zero. It fails for any other abiVersion.
-func Encode(m Message) ([]byte, error) {
+func Encode(m Message) ([]byte, error) { return AppendEncode(nil, m) }
+
+// AppendEncode is Encode appending to dst, so a caller can reuse a buffer.
+// The bytes are encoding/json's; a ToolCallInput, encoded on every tool
+// call, is written without reflection and without allocating beyond dst's
+// growth.
+func AppendEncode(dst []byte, m Message) ([]byte, error) {
 	h := m.ABIHeader()
 	switch h.ABIVersion {
 	case 0:
 		h.ABIVersion = Version
 	case Version:
 	default:
-		return nil, fmt.Errorf("%w: cannot encode abiVersion %d, this package speaks %d", ErrVersion, h.ABIVersion, Version)
+		return dst, fmt.Errorf("%w: cannot encode abiVersion %d, this package speaks %d", ErrVersion, h.ABIVersion, Version)
 	}
-	return json.Marshal(m)
+	if in, ok := m.(*ToolCallInput); ok {
+		if b, ok := appendToolCallInput(dst, in); ok {
+			return b, nil
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }
 
 // Decode decodes a message strictly: data must be at most maxBytes long
