@@ -26,6 +26,7 @@ type callState struct {
 	// wall time. The context host functions see, with that deadline, is
 	// made on their first use: most calls make no host call.
 	parent   context.Context
+	cctx     callCtx // what parent points to
 	deadline time.Time
 	hctx     hostContext
 	mu       sync.Mutex // guards ctx and cancel: Done may be asked anywhere
@@ -47,6 +48,29 @@ type callState struct {
 	// inAlloc is set while the host is inside the guest's adkhost_alloc
 	// (writeResult): an allocator calling a host function is stopped.
 	inAlloc, reentrant bool
+}
+
+// callCtx is the context a call's guest code runs under: the caller's,
+// answering callKey with the call's state, so the host functions find it.
+// It lives in the callState: a context.WithValue was one more allocation
+// per call.
+type callCtx struct {
+	context.Context
+	cs *callState
+}
+
+func (c *callCtx) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return c.cs
+	}
+	return c.Context.Value(key)
+}
+
+// begin makes cs the state of a call under ctx; cs.parent is then the
+// context of the call's guest code.
+func (cs *callState) begin(ctx context.Context) {
+	cs.cctx = callCtx{Context: ctx, cs: cs}
+	cs.parent = &cs.cctx
 }
 
 // errReentrant stops a guest whose adkhost_alloc calls a host function:

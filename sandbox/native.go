@@ -47,7 +47,7 @@ func (s *poolSpec) newNative(ctx context.Context) (*nativeInstance, error) {
 	// Instantiation has its own, longer limit: a slow start under load
 	// must not fail a call with a short Timeout.
 	cs := &callState{spec: s, deadline: time.Now().Add(s.limits.InitTimeout)}
-	cs.parent = context.WithValue(ctx, callKey{}, cs)
+	cs.begin(ctx)
 	defer cs.done()
 	ictx := experimental.WithMemoryAllocator(cs.parent, limit)
 	if !s.mod.interruptible {
@@ -567,8 +567,18 @@ func (cs *callState) read(m api.Module, ptr, n uint64) ([]byte, abi.Status) {
 }
 
 func (cs *callState) readString(m api.Module, ptr, n uint64) (string, abi.Status) {
-	b, s := cs.read(m, ptr, n)
-	return string(b), s
+	p, l := uint32(ptr), uint32(n)
+	if int64(l) > int64(cs.spec.limits.MaxOutputBytes) {
+		return "", abi.StatusTooLarge
+	}
+	if l == 0 {
+		return "", abi.StatusOK
+	}
+	b, ok := m.Memory().Read(p, l)
+	if !ok {
+		return "", abi.StatusBadPointer
+	}
+	return string(b), abi.StatusOK // one copy, not read's and string's
 }
 
 // writeResult hands data to the guest: the host calls the guest's

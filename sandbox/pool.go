@@ -189,7 +189,7 @@ type callKey struct{}
 // state the host functions receive, and the output size.
 func (s *poolSpec) run(ctx context.Context, in instance, export string, input []byte, h abi.Host) ([]byte, bool, error) {
 	cs := &callState{spec: s, host: h, deadline: time.Now().Add(s.limits.Timeout)}
-	cs.parent = context.WithValue(ctx, callKey{}, cs)
+	cs.begin(ctx)
 	defer cs.done()
 	out, discard, err := in.call(cs.parent, cs, export, input)
 	if cs.logDropped > 0 {
@@ -292,17 +292,25 @@ func Invoke[Out any, PO interface {
 	*Out
 	abi.Message
 }](ctx context.Context, p *Pool, hook abi.Hook, in abi.Message, h abi.Host) (*Out, error) {
-	if want := hook.NewInput(); want == nil || reflect.TypeOf(in) != reflect.TypeOf(want) {
-		return nil, fmt.Errorf("sandbox: Invoke %s: input is %T, want %T", hook, in, want)
+	types, ok := hookTypes[hook]
+	if !ok || reflect.TypeOf(in) != types.in {
+		return nil, fmt.Errorf("sandbox: Invoke %s: input is %T, want %T", hook, in, hook.NewInput())
 	}
-	if _, ok := hook.NewOutput().(PO); !ok {
+	if reflect.TypeOf(PO(nil)) != types.out {
 		return nil, fmt.Errorf("sandbox: Invoke %s: output type is %T, want %T", hook, PO(nil), hook.NewOutput())
 	}
-	input, err := abi.Encode(in)
+	buf := inputBuffers.Get().(*[]byte)
+	input, err := abi.AppendEncode((*buf)[:0], in)
 	if err != nil {
+		inputBuffers.Put(buf)
 		return nil, fmt.Errorf("sandbox: Invoke %s: %w", hook, err)
 	}
 	raw, err := p.Call(ctx, hook, input, h)
+	// Call copied the input into the guest: the buffer serves the next.
+	if cap(input) <= maxPooledInput {
+		*buf = input
+		inputBuffers.Put(buf)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +324,23 @@ func Invoke[Out any, PO interface {
 	}
 	return out, nil
 }
+
+// hookTypes are the input and output types of each hook, for Invoke's
+// checks: comparing with hook.NewInput()'s and NewOutput()'s allocated two
+// messages per call.
+var hookTypes = func() map[abi.Hook]struct{ in, out reflect.Type } {
+	m := map[abi.Hook]struct{ in, out reflect.Type }{}
+	for _, h := range abi.Hooks() {
+		m[h] = struct{ in, out reflect.Type }{reflect.TypeOf(h.NewInput()), reflect.TypeOf(h.NewOutput())}
+	}
+	return m
+}()
+
+// inputBuffers hold Invoke's encoded inputs between calls; one larger than
+// maxPooledInput is left to the garbage collector.
+var inputBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledInput = 64 << 10
 
 // Close closes the idle instances and marks the pool closed: calls in
 // flight finish, their instances are then closed, and later calls fail with
