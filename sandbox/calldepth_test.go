@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adkhost/adkhost/abi"
 	"github.com/adkhost/adkhost/sandbox"
@@ -35,14 +36,19 @@ const depthWAT = `(module
   (func $forever (param $n i32) (result i32)
     (i32.add (call $forever (i32.add (local.get $n) (i32.const 1))) (i32.const 1)))
 
-  ;; One function per way out of a frame.
+  ;; One function per way out of a frame. Each calls $nop: a function
+  ;; that calls nothing has no entry and exit code to test.
+  (func $nop)
   (func $viaReturn (param $x i32) (result i32)
+    (call $nop)
     (block (br_if 0 (local.get $x)) (return (i32.const 1)))
     (i32.const 2))
-  (func $viaBr (result i32) (i32.const 3) (br 0))
+  (func $viaBr (result i32) (call $nop) (i32.const 3) (br 0))
   (func $viaBrIf (param $x i32) (result i32)
+    (call $nop)
     (br_if 0 (i32.const 4) (local.get $x)) (drop) (i32.const 5))
   (func $viaBrTable (param $x i32) (result i32)
+    (call $nop)
     (block $inner (result i32)
       (br_table $inner 1 (i32.const 6) (local.get $x))))
   (func $pair (param $n i32) (result i32 i32)
@@ -192,5 +198,82 @@ func BenchmarkStackOverflow(b *testing.B) {
 			b.ReportMetric(float64(after.HeapSys)/(1<<20), "MiB-heap-sys")
 			b.Logf("VmHWM %s", vmHWM())
 		})
+	}
+}
+
+// callFreeWAT's tool_call calls, by the first byte of its input:
+//
+//	l  $leaf, a small function that calls nothing
+//	n  $caller, which calls $leaf
+//	b  $big, a function that calls nothing but is larger than the rewriter
+//	   leaves uncounted
+//	t  $t0, the root of a call tree 2^40 calls large with no loop: only the
+//	   checks at function entries stop it
+//	u  $u0, the same tree with every function starting with a loop (the
+//	   shape of a Go guest's functions), whose check replaces the entry's
+var callFreeWAT = func() string {
+	var b strings.Builder
+	b.WriteString(`(module
+  (memory (export "memory") 1)
+  (data (i32.const 16) "{\"abiVersion\":1,\"name\":\"calls\",\"tools\":[{\"name\":\"t\"}],\"hooks\":[\"tool_call\"]}")
+  (func (export "adkhost_abi_version_1"))
+  (func (export "adkhost_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "adkhost_free") (param i32 i32))
+  (func (export "adkhost_describe") (param i32 i32) (result i64)
+    (i64.or (i64.shl (i64.const 16) (i64.const 32)) (i64.const 76)))
+  (func $leaf (param $x i32) (result i32)
+    (loop $l (local.set $x (i32.sub (local.get $x) (i32.const 1))) (br_if $l (local.get $x)))
+    (local.get $x))
+  (func $caller (result i32) (call $leaf (i32.const 3)))
+  (func $big (result i32) (i32.const 0)`)
+	for range 600 {
+		b.WriteString(" (i32.add (i32.const 1))")
+	}
+	b.WriteString(")\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "  (func $t%d (call $t%d) (call $t%d))\n", i, i+1, i+1)
+		fmt.Fprintf(&b, "  (func $u%d (loop) (call $u%d) (call $u%d))\n", i, i+1, i+1)
+	}
+	b.WriteString(`  (func $t40) (func $u40)
+  (func (export "adkhost_tool_call") (param $p i32) (param $n i32) (result i64)
+    (local $c i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x6c)) (then (drop (call $leaf (i32.const 3)))))
+    (if (i32.eq (local.get $c) (i32.const 0x6e)) (then (drop (call $caller))))
+    (if (i32.eq (local.get $c) (i32.const 0x62)) (then (drop (call $big))))
+    (if (i32.eq (local.get $c) (i32.const 0x74)) (then (call $t0)))
+    (if (i32.eq (local.get $c) (i32.const 0x75)) (then (call $u0)))
+    (i64.const 0)))`)
+	return b.String()
+}()
+
+// TestCallFreeFunctions: a small function that calls nothing runs without
+// the entry and exit code, so it takes no frame of MaxCallDepth (at most
+// one past the limit), while a function that calls, or a large one, does;
+// and a call tree without loops is still stopped at the deadline, through
+// the entry checks or, in functions that start with a loop, the loop's.
+func TestCallFreeFunctions(t *testing.T) {
+	r := newRuntime(t)
+	m := load(t, r, wat(t, callFreeWAT))
+	p := pool(t, r, m, sandbox.PoolConfig{Owner: "depth 1", Limits: sandbox.Limits{MaxCallDepth: 1, Timeout: 300 * time.Millisecond}})
+	call := func(input string) error {
+		_, err := p.Call(context.Background(), abi.HookToolCall, []byte(input), nil)
+		return err
+	}
+	if err := call("l"); err != nil {
+		t.Fatalf("tool_call and a call-free callee with MaxCallDepth 1: %v", err)
+	}
+	if err := call("n"); !errors.Is(err, sandbox.ErrCallDepth) {
+		t.Fatalf("tool_call and a callee that calls with MaxCallDepth 1: %v, want ErrCallDepth", err)
+	}
+	if err := call("b"); !errors.Is(err, sandbox.ErrCallDepth) {
+		t.Fatalf("tool_call and a large call-free callee with MaxCallDepth 1: %v, want ErrCallDepth", err)
+	}
+	deep := pool(t, r, m, sandbox.PoolConfig{Owner: "deadline", Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	for _, in := range []string{"t", "u"} {
+		// Unchecked, the tree would run for hours.
+		if _, err := deep.Call(context.Background(), abi.HookToolCall, []byte(in), nil); !errors.Is(err, sandbox.ErrTimeout) {
+			t.Fatalf("call tree %q: %v, want ErrTimeout", in, err)
+		}
 	}
 }

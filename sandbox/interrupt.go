@@ -21,7 +21,8 @@ import (
 // every function is a loop, ran about 2.5 times slower with it, and each
 // call paid about 1 µs. Instead, instrument rewrites a native module before
 // it is compiled: every function entry and loop header decrements a
-// counter global it adds, and every 1024th time
+// counter global it adds (but the entries of small functions that call
+// nothing, callFreeMaxBody), and every 1024th time
 //
 //   - leaves to Go with memory.grow 0, where the goroutine can be
 //     preempted: compiled Wasm cannot be, and a guest that never left
@@ -38,7 +39,8 @@ import (
 // fixed 400 MB before it traps "stack overflow", outside any memory limit.
 // instrument also adds a depth global, the frames the guest may still
 // open: every function entry traps if it is zero and decrements it, and
-// every exit increments it again. Exits are the end of the body, return,
+// every exit increments it again; a small function that calls nothing
+// goes without both, and adds at most one frame past the limit. Exits are the end of the body, return,
 // and branches to the function's label; instrument wraps each body in a
 // block so that all but return (rewritten to a branch to that block) and
 // the tail calls (which increment before leaving) run one increment at
@@ -221,7 +223,8 @@ func instrument(wasm []byte) ([]byte, error) {
 	leave = appendU32(append(leave, 0x23), depth) // global.get $depth
 	leave = append(leave, 0x41, 0x01, 0x6a)       // i32.const 1, i32.add
 	leave = appendU32(append(leave, 0x24), depth) // global.set $depth
-	enter = append(enter, check...)
+	enterDepth := enter
+	enter = append(slices.Clip(enter), check...)
 
 	// Block types of the wrapper blocks: a function's results, as a type
 	// [] -> [results] for more than one result, added when the module has
@@ -339,7 +342,7 @@ func instrument(wasm []byte) ([]byte, error) {
 				}
 				bts[i] = blockTypes[ti]
 			}
-			b, err := instrumentCode(s.body, bodyCode{enter: enter, leave: leave, check: check, globals: gidx, types: uint32(len(types))}, bts)
+			b, err := instrumentCode(s.body, bodyCode{enter: enter, enterDepth: enterDepth, leave: leave, check: check, globals: gidx, types: uint32(len(types))}, bts)
 			if err != nil {
 				return nil, err
 			}
@@ -398,8 +401,62 @@ func countImportedGlobals(body []byte) (uint32, bool, error) {
 // guarantee, independent of validation).
 type bodyCode struct {
 	enter, check, leave []byte
-	globals, types      uint32
+	// enterDepth is enter without check, for a body that reaches a loop
+	// header, and its check, before anything could branch or call.
+	enterDepth     []byte
+	globals, types uint32
 }
+
+// callFree is the code of a function that calls nothing: loop checks only.
+func (c bodyCode) callFree() bodyCode {
+	c.enter, c.enterDepth, c.leave = nil, nil, nil
+	return c
+}
+
+// loopFirst reports whether expr (a body after its locals) runs into a
+// loop header through straight-line code only: blocks, locals, globals,
+// constants, loads, stores and numeric instructions, no branch, call or
+// if. The loop's check then runs right after the function's entry, and
+// the entry need not run its own. A Go guest's functions all start so
+// (the loop its resume points branch to). Anything this does not read is
+// a no.
+func loopFirst(expr []byte) bool {
+	r := reader{b: expr}
+	for r.err == nil && r.i < len(r.b) {
+		switch op := r.byte(); {
+		case op == 0x03: // loop
+			return r.err == nil
+		case op == 0x02: // block
+			r.blockType()
+		case op == 0x01 || op == 0x1a: // nop, drop
+		case op >= 0x20 && op <= 0x24: // local.*, global.*
+			r.u32()
+		case op >= 0x28 && op <= 0x3e:
+			r.memarg()
+		case op == 0x41:
+			r.s33()
+		case op == 0x42:
+			r.s64()
+		case op == 0x43:
+			r.take(4)
+		case op == 0x44:
+			r.take(8)
+		case op >= 0x45 && op <= 0xc4:
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// callFreeMaxBody is the largest function body (bytes) that goes without
+// entry and exit code when it calls nothing. Such a function adds at most
+// one frame past MaxCallDepth, and between two checks a caller runs at most
+// this many bytes of straight-line code per call it makes. memcmp, strlen,
+// a bump allocator, a Go guest's small leaf functions fit; the entry and
+// exit code cost a C guest's tool call about a tenth of its guest
+// instructions, much of it in such helpers (make bench-wasm's C row).
+const callFreeMaxBody = 1024
 
 // instrumentCode instruments every function body; blockTypes holds the
 // block type of each function's results.
@@ -418,7 +475,14 @@ func instrumentCode(sec []byte, code bodyCode, blockTypes [][]byte) ([]byte, err
 			break
 		}
 		var err error
-		body, err = instrumentBody(body[:0], fn, code, blockTypes[i])
+		var calls bool
+		body, calls, err = instrumentBody(body[:0], fn, code, blockTypes[i])
+		if err == nil && !calls && len(fn) <= callFreeMaxBody {
+			// A small function that calls nothing opens no frame past
+			// its own and runs no longer than its body between its loop
+			// checks: it goes without the entry and exit code.
+			body, _, err = instrumentBody(body[:0], fn, code.callFree(), blockTypes[i])
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: function %d: %v", errUninstrumentable, i, err)
 		}
@@ -443,18 +507,23 @@ func instrumentCode(sec []byte, code bodyCode, blockTypes [][]byte) ([]byte, err
 // where expr' is expr without its final end, with check after every loop,
 // return as a branch to the new block, and leave before every tail call.
 // A branch to the function's own label now targets the block, so every
-// exit but a tail call runs leave once.
-func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, error) {
+// exit but a tail call runs leave once. calls reports whether the body
+// calls anything (call, call_indirect and the tail calls).
+func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) (_ []byte, calls bool, _ error) {
 	r := reader{b: fn}
 	for n := r.u32(); n > 0 && r.err == nil; n-- { // locals
 		r.u32()
 		r.byte()
 	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, false, r.err
 	}
 	out = append(out, fn[:r.i]...)
-	out = append(out, code.enter...)
+	if loopFirst(fn[r.i:]) {
+		out = append(out, code.enterDepth...)
+	} else {
+		out = append(out, code.enter...)
+	}
 	out = append(out, 0x02) // block
 	out = append(out, blockType...)
 	from := r.i
@@ -488,12 +557,13 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 			out = append(out, fn[from:r.i]...) // ends the block
 			out = append(out, code.leave...)
 			out = append(out, 0x0b)
-			return out, nil
+			return out, calls, nil
 		case op == 0x0f: // return: br to the block, which leaves
 			out = append(out, fn[from:at]...)
 			out = appendU32(append(out, 0x0c), nesting)
 			from = r.i
 		case op == 0x12 || op == 0x13: // return_call, return_call_indirect
+			calls = true
 			// The callee's frame replaces this one: leave first.
 			out = append(out, fn[from:at]...)
 			out = append(out, code.leave...)
@@ -516,7 +586,10 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 			if l := r.u32(); l > nesting {
 				r.fail("branch to label %d of %d at %d", l, nesting, at)
 			}
-		case op == 0x10 || op == 0xd2 || op >= 0x20 && op <= 0x26:
+		case op == 0x10: // call
+			calls = true
+			r.u32()
+		case op == 0xd2 || op >= 0x20 && op <= 0x26:
 			r.u32()
 		case op == 0x0e: // br_table
 			for k := uint64(r.u32()) + 1; k > 0 && r.err == nil; k-- {
@@ -525,6 +598,7 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 				}
 			}
 		case op == 0x11: // call_indirect
+			calls = true
 			if t := r.u32(); t >= code.types {
 				r.fail("call_indirect of type %d, past the module's %d types", t, code.types)
 			}
@@ -560,9 +634,9 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) ([]byte, er
 		}
 	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, false, r.err
 	}
-	return nil, errors.New("no end")
+	return nil, false, errors.New("no end")
 }
 
 // funcType is an entry of the type section, its value types as bytes.

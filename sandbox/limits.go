@@ -76,7 +76,9 @@ type Limits struct {
 	MaxHostCalls int
 	// MaxCallDepth bounds the guest functions active at once: a call past
 	// it traps, and the call fails with ErrCallDepth (an ErrTrap) and
-	// discards the instance (default 10,000). It bounds the call stack
+	// discards the instance (default 10,000). A small function that calls
+	// nothing is not counted: it adds at most one frame past the limit
+	// (interrupt.go). It bounds the call stack
 	// wazero allocates for the instance outside MemoryPages, to
 	// MaxCallDepth times the largest frame (at most 2^30). Only native
 	// modules the sandbox can instrument are bounded (interrupt.go); the

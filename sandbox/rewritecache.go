@@ -54,7 +54,7 @@ func (r *Runtime) rewritePath(digest string) (dir, path string) {
 	if r.cacheDir == "" {
 		return "", ""
 	}
-	dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v8")
+	dir = filepath.Join(r.cacheDir, "adkhost-instrumented-v9")
 	return dir, filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
 }
 

@@ -52,7 +52,7 @@ func TestRewriteCache(t *testing.T) {
 		t.Fatal("the other module is the same module")
 	}
 	entryOf := func(m *sandbox.Module) string {
-		return filepath.Join(dir, "adkhost-instrumented-v8", strings.TrimPrefix(m.Digest(), "sha256:")+".wasm")
+		return filepath.Join(dir, "adkhost-instrumented-v9", strings.TrimPrefix(m.Digest(), "sha256:")+".wasm")
 	}
 	path := entryOf(m)
 	good, err := os.ReadFile(path)

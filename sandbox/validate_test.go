@@ -149,6 +149,7 @@ func FuzzInstrumentValidity(f *testing.F) {
 		f.Add(forged(g))
 	}
 	f.Add(wasmModule(section(secMemory, vec([]byte{0x00, 0x01}))))
+	f.Add(callShapes())
 	// Found by this target: 247M globals declared in 8 bytes made wazero's
 	// decoder allocate gigabytes (refused now by checkShape).
 	f.Add([]byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x000\x06\x06\xf5\xf5\xf5\xf500"))
@@ -307,5 +308,82 @@ func TestTablesCappedTogether(t *testing.T) {
 	_, err = checkShape(wasmModule(section(secMemory, vec([]byte{0x00, 0x01})), section(secTable, over)), c)
 	if !errors.Is(err, ErrTooComplex) || !strings.Contains(err.Error(), "1001 elements in all, at most 1000") {
 		t.Errorf("minimums over the bound: %v, want ErrTooComplex naming 1001 of 1000", err)
+	}
+}
+
+// callShapes is a module with the function shapes instrument treats
+// apart: a call-free function with a loop (no entry or exit code), one
+// whose body starts with a loop (no entry check), and one that branches
+// before its loop and calls (all of it).
+func callShapes() []byte {
+	body := func(code ...byte) []byte {
+		return append(appendU32(nil, uint32(len(code)+1)), append([]byte{0x00}, code...)...)
+	}
+	return wasmModule(
+		section(secType, vec([]byte{0x60, 0x00, 0x00})),
+		section(secFunction, vec([]byte{0}, []byte{0}, []byte{0})),
+		section(secMemory, vec([]byte{0x00, 0x01})),
+		section(secCode, vec(
+			body(0x03, 0x40, 0x0b, 0x0b), // loop end
+			body(0x02, 0x40, 0x03, 0x40, 0x10, 0x00, 0x0b, 0x0b, 0x10, 0x00, 0x0b), // block loop call 0 end end call 0
+			body(0x41, 0x01, 0x04, 0x40, 0x03, 0x40, 0x0b, 0x0b, 0x10, 0x01, 0x0b), // i32.const 1 if loop end end call 1
+		)),
+	)
+}
+
+func TestLoopFirst(t *testing.T) {
+	for _, c := range []struct {
+		expr []byte
+		want bool
+	}{
+		{[]byte{0x03, 0x40, 0x0b, 0x0b}, true},                               // loop
+		{[]byte{0x02, 0x40, 0x03, 0x40}, true},                               // block loop
+		{[]byte{0x23, 0x00, 0x21, 0x01, 0x02, 0x40, 0x03, 0x40}, true},       // a Go guest's: global.get local.set block loop
+		{[]byte{0x41, 0x01, 0x1a, 0x28, 0x02, 0x00, 0x1a, 0x03, 0x40}, true}, // i32.const drop i32.load drop loop
+		{[]byte{0x41, 0x01, 0x04, 0x40, 0x03, 0x40}, false},                  // if loop
+		{[]byte{0x10, 0x00, 0x03, 0x40}, false},                              // call loop
+		{[]byte{0x0c, 0x00, 0x03, 0x40}, false},                              // br loop
+		{[]byte{0x41, 0x00, 0x40, 0x00, 0x1a, 0x03, 0x40}, false},            // memory.grow loop
+		{[]byte{0x0b}, false},                                                // end
+		{[]byte{0x41}, false},                                                // truncated
+		{nil, false},
+	} {
+		if got := loopFirst(c.expr); got != c.want {
+			t.Errorf("loopFirst(% x) = %v, want %v", c.expr, got, c.want)
+		}
+	}
+}
+
+// TestInstrumentCallShapes checks each function of callShapes gets the
+// code its shape needs, by counting the depth and countdown global writes
+// in its rewritten body.
+func TestInstrumentCallShapes(t *testing.T) {
+	out, err := instrument(callShapes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No globals in the module: 0 is the interrupt global, 1 the
+	// countdown, 2 the depth.
+	var bodies [][]byte
+	for r := (reader{b: out, i: 8}); r.i < len(r.b); {
+		id := r.byte()
+		sec := r.take(int(r.u32()))
+		if id != secCode {
+			continue
+		}
+		cr := reader{b: sec}
+		for n := cr.u32(); n > 0; n-- {
+			bodies = append(bodies, cr.take(int(cr.u32())))
+		}
+	}
+	count := func(b []byte, op, g byte) int { return bytes.Count(b, []byte{op, g}) }
+	for i, want := range []struct{ depthSets, countdownSets int }{
+		{0, 2}, // call-free: its loop's check only (decrement, reset)
+		{3, 2}, // starts with a loop: entry (-1 at the limit, decrement), exit; the loop's check
+		{3, 4}, // if before the loop, calls: entry with its check, exit, the loop's check
+	} {
+		if d, c := count(bodies[i], 0x24, 2), count(bodies[i], 0x24, 1); d != want.depthSets || c != want.countdownSets {
+			t.Errorf("function %d: %d depth and %d countdown global.set, want %d and %d:\n% x", i, d, c, want.depthSets, want.countdownSets, bodies[i])
+		}
 	}
 }
