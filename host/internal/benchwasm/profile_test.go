@@ -120,3 +120,42 @@ func BenchmarkToolCall(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkToolCallC is BenchmarkToolCall's wasm and floor with the C
+// guest, whose own work is small: what is left is mostly the host's.
+func BenchmarkToolCallC(b *testing.B) {
+	ctx := context.Background()
+	rt, _ := benchRuntime(b)
+	m, err := rt.Load(ctx, buildCWeather(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "bench", Grants: sandbox.Grants{State: true}, Limits: sandbox.Limits{MaxInstances: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &stateHost{state: map[string]json.RawMessage{}}
+	in := input()
+	b.Run("wasm", func(b *testing.B) {
+		b.ReportAllocs()
+		cpuPerOp(b, func(b *testing.B) {
+			for b.Loop() {
+				out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, in, h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.Error != "" || len(out.Result.(map[string]any)["days"].([]any)) != 3 {
+					b.Fatalf("output %+v", out)
+				}
+			}
+		})
+	})
+	b.Run("floor", func(b *testing.B) {
+		b.ReportAllocs()
+		cpuPerOp(b, func(b *testing.B) {
+			for b.Loop() {
+				p.Call(ctx, abi.HookToolCall, nil, h)
+			}
+		})
+	})
+}
