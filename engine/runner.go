@@ -107,7 +107,11 @@ type RunConfig struct {
 	// InvocationID resumes that invocation of a resumable app (google-adk
 	// run_async's invocation_id): the message, if any, is added to it and
 	// its agents continue where they stopped. A message answering a call
-	// resumes the call's invocation without it.
+	// resumes the call's invocation without it. With a root LlmAgent (any
+	// app), a message that answers no call, sent with the id of an
+	// invocation that has a user message, retries that invocation on its
+	// first user message: the new message is dropped, as google-adk's node
+	// runtime does.
 	InvocationID string
 
 	// events counts the events stored against MaxEvents, shared by an
@@ -276,7 +280,18 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		compactor: r.compactor, firstEvent: firstEvent, task: task,
 	}
 	ictx := &InvocationContext{Context: ctx, inv: inv, agent: r.tree.root, ended: new(atomic.Bool)}
-	if resumed {
+	// google-adk's node runtime (a root LlmAgent) runs a message sent with
+	// the id of an invocation that has a user message, and that answers no
+	// call, as a retry of that invocation: on its first user message, the
+	// new one neither stored nor passed to on_user_message (a state delta
+	// is stored on an event of its own).
+	if nodeRuntime && msg != nil && cfg.InvocationID != "" && id == cfg.InvocationID && !joinsTask && !hasResumeInputs(msg) {
+		if first := firstUserMessage(inv.invocationEvents(), id); first != nil {
+			msg = nil
+			inv.userContent = first
+		}
+	}
+	if resumed && inv.userContent == nil {
 		if len(sess.Events()) == 0 {
 			return nil, fmt.Errorf("run: session %s has no events to resume", sess.ID)
 		}
@@ -286,7 +301,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 				return nil, fmt.Errorf("run: no user message available for resuming invocation %s", id)
 			}
 		}
-	} else if msg == nil {
+	} else if msg == nil && inv.userContent == nil {
 		// The node runtime runs an invocation given by id again, on its
 		// first user message.
 		inv.userContent = firstUserMessage(inv.invocationEvents(), id)
