@@ -32,6 +32,9 @@ def leb(b, i):
 def wasm_names(path):
     """Returns (number of imported functions, local function count, {index: name})."""
     b = open(path, "rb").read()
+    if b[:5] == b"adkrw":
+        # sandbox's rewrite cache entry: a 52-byte header (rewritecache.go), then the module.
+        b = b[52:]
     i, imports, nfuncs, names = 8, 0, 0, {}
     while i < len(b):
         sid = b[i]

@@ -31,6 +31,14 @@ func TestGuestLoop(t *testing.T) {
 		t.Skip("set ADKHOST_GUEST_LOOP=<calls> (guestprof.sh)")
 	}
 	rt, wasm := benchRuntime(t)
+	if path := os.Getenv("ADKHOST_GUEST_WASM"); path != "" {
+		// Another get_weather twin, such as a Python module built from an
+		// unstripped runtime (guestprof.sh's --wasm).
+		var err error
+		if wasm, err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	if os.Getenv("ADKHOST_GUEST_TURNS") == "1" {
 		guestTool, _, closeTools := turnTools(t, rt, wasm)
