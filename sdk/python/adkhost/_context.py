@@ -20,11 +20,11 @@ class State:
     USER_PREFIX = "user:"
     TEMP_PREFIX = "temp:"
 
-    def __getitem__(self, key):
-        return _host.state_get(key)
-
-    def __setitem__(self, key, value):
-        _host.state_set(key, value)
+    # state[key] and state[key] = value are the host functions themselves,
+    # without a Python frame around them (a staticmethod special method is
+    # called without self); the sandbox's interpreter pays for every frame.
+    __getitem__ = staticmethod(_host.state_get)
+    __setitem__ = staticmethod(_host.state_set)
 
     def __delitem__(self, key):
         # google-adk's delta has no removal: None is what it records.
@@ -106,6 +106,10 @@ class ToolConfirmation(Obj):
     """google-adk's ToolConfirmation: hint, confirmed, payload."""
 
 
+# State holds nothing of its own: every context hands out this one.
+_STATE = State()
+
+
 class ReadonlyContext:
     def __init__(self, info):
         self._info = info or {}
@@ -140,16 +144,29 @@ class ReadonlyContext:
 
     @property
     def state(self):
-        return State()
+        return _STATE
 
 
 class Context(ReadonlyContext):
     """google-adk 2.x's Context, which ToolContext and CallbackContext name."""
 
     def __init__(self, info, confirmation=None):
-        super().__init__(info)
-        self.actions = EventActions()
+        # One per tool call or callback: kept to what every call needs
+        # (the actions are made when first used).
+        self._info = info or {}
+        self._actions = None
         self.tool_confirmation = ToolConfirmation(confirmation) if confirmation else None
+
+    @property
+    def actions(self):
+        a = self._actions
+        if a is None:
+            a = self._actions = EventActions()
+        return a
+
+    @actions.setter
+    def actions(self, value):
+        self._actions = value
 
     @property
     def function_call_id(self):

@@ -1,6 +1,6 @@
 """The host functions (ABI.md §4) with their status codes as exceptions."""
 
-from ._obj import dumps, loads as _loads
+from ._obj import dumps, dumps_str, loads as _loads
 
 try:
     import _adkhost
@@ -36,10 +36,14 @@ class HostError(Exception):
         super().__init__(msg)
 
 
-def _mod():
-    if _adkhost is None:
+class _Outside:
+    def __getattr__(self, name):
         raise RuntimeError("adkhost host functions exist only inside the sandbox")
-    return _adkhost
+
+
+# The host functions, or, outside the sandbox, an object refusing them
+# (not a function returning the module: a Python call per host call).
+_h = _Outside() if _adkhost is None else _adkhost
 
 
 def _b(s):
@@ -53,40 +57,46 @@ def _check(function, st):
 
 def state_get(key):
     """The value of key, or raises KeyError."""
-    st, data = _mod().state_get(_b(key))
-    if st == NOT_FOUND:
-        raise KeyError(key)
-    _check("state_get", st)
+    st, data = _h.state_get(key if type(key) is str else _b(key))
+    if st:
+        if st == NOT_FOUND:
+            raise KeyError(key)
+        raise HostError("state_get", st)
     return _loads(data) if data else None
 
 
 def state_set(key, value):
-    _check("state_set", _mod().state_set(_b(key), dumps(value)))
+    # The most common host call of a tool, in one Python frame (the
+    # interpreter in the sandbox pays for every call); the runtime takes
+    # str as UTF-8.
+    st = _h.state_set(key if type(key) is str else _b(key), dumps_str(value))
+    if st:
+        raise HostError("state_set", st)
 
 
 def state_delete(key):
-    _check("state_delete", _mod().state_delete(_b(key)))
+    _check("state_delete", _h.state_delete(_b(key)))
 
 
 def transfer_to_agent(name):
-    _check("transfer_to_agent", _mod().transfer_to_agent(_b(name)))
+    _check("transfer_to_agent", _h.transfer_to_agent(_b(name)))
 
 
 def escalate():
-    _check("escalate", _mod().escalate())
+    _check("escalate", _h.escalate())
 
 
 def skip_summarization():
-    _check("skip_summarization", _mod().skip_summarization())
+    _check("skip_summarization", _h.skip_summarization())
 
 
 def request_confirmation(hint, payload):
     _check("request_confirmation",
-           _mod().request_confirmation(_b(hint or ""), b"" if payload is None else dumps(payload)))
+           _h.request_confirmation(_b(hint or ""), b"" if payload is None else dumps(payload)))
 
 
 def artifact_load(name, version=None):
-    st, data = _mod().artifact_load(_b(name), -1 if version is None else int(version))
+    st, data = _h.artifact_load(_b(name), -1 if version is None else int(version))
     if st == NOT_FOUND:
         return None
     _check("artifact_load", st)
@@ -94,30 +104,30 @@ def artifact_load(name, version=None):
 
 
 def artifact_save(name, part):
-    st, version = _mod().artifact_save(_b(name), dumps(part))
+    st, version = _h.artifact_save(_b(name), dumps(part))
     _check("artifact_save", st)
     return version
 
 
 def artifact_list():
-    st, data = _mod().artifact_list()
+    st, data = _h.artifact_list()
     _check("artifact_list", st)
     return _loads(data) if data else []
 
 
 def log(level, message):
     lv = LEVELS.get(level, level) if isinstance(level, str) else int(level)
-    _mod().log(int(lv), _b(str(message)))
+    _h.log(int(lv), _b(str(message)))
 
 
 def invocation_info():
-    st, data = _mod().invocation_info()
+    st, data = _h.invocation_info()
     _check("invocation_info", st)
     return _loads(data) if data else {}
 
 
 def config_get(key):
-    st, data = _mod().config_get(_b(key))
+    st, data = _h.config_get(_b(key))
     if st == NOT_FOUND:
         return None
     _check("config_get", st)
@@ -125,16 +135,16 @@ def config_get(key):
 
 
 def http_request(req):
-    st, data = _mod().http_request(dumps(req))
+    st, data = _h.http_request(dumps(req))
     _check("http_request", st)
     return _loads(data)
 
 
 def memory_search(query):
-    st, data = _mod().memory_search(_b(query or ""))
+    st, data = _h.memory_search(_b(query or ""))
     _check("memory_search", st)
     return _loads(data) if data else {"memories": []}
 
 
 def memory_add_session():
-    _check("memory_add_session", _mod().memory_add_session())
+    _check("memory_add_session", _h.memory_add_session())

@@ -55,27 +55,45 @@ def json_default(value):
 # One encoder and one scanner for every message: json.dumps with options
 # builds a new JSONEncoder (and json its C encoder) per call, and loads
 # walks three Python frames around the C scanner; in the sandbox's
-# interpreter those were a fifth of a tool call.
+# interpreter those were a fifth of a tool call. The C encoder is built
+# once too (building it parses nine arguments): its markers dict, which
+# finds circular references, is empty between calls.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=json_default)
+_ENCODE_STR = json.encoder.encode_basestring
+_MARKERS = {}
 _C_ENCODER = json.encoder.c_make_encoder
+_C_ENCODE = None if _C_ENCODER is None else _C_ENCODER(
+    _MARKERS, json_default, _ENCODE_STR, None, ":", ",", False, False, True)
 _SCAN = json.decoder.JSONDecoder().scan_once
 
 
+def dumps_str(value):
+    """value as the ABI's JSON, a str: json.dumps(value, separators=(",",
+    ":"), ensure_ascii=False, default=json_default)."""
+    if isinstance(value, str):
+        return _ENCODE_STR(value)
+    if _C_ENCODE is None or _MARKERS:
+        # Without the C encoder, or called from json_default while the
+        # shared encoder is busy (an object's model_dump calling dumps).
+        return _ENCODER.encode(value)
+    try:
+        return "".join(_C_ENCODE(value, 0))
+    except BaseException:
+        # The C encoder leaves the markers of the containers it was in
+        # when it failed (circular reference, a value it cannot encode).
+        _MARKERS.clear()
+        raise
+
+
 def dumps(value):
-    """value as the ABI's JSON (UTF-8 bytes), as json.dumps(value,
-    separators=(",", ":"), ensure_ascii=False, default=json_default)."""
-    if _C_ENCODER is None or isinstance(value, str):
-        return _ENCODER.encode(value).encode("utf-8")
-    # As JSONEncoder.iterencode's one-shot path, with a markers dict of
-    # its own (circular references are still refused).
-    enc = _C_ENCODER({}, json_default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
-    return "".join(enc(value, 0)).encode("utf-8")
+    """dumps_str(value) in UTF-8 bytes."""
+    return dumps_str(value).encode("utf-8")
 
 
 def loads(data):
-    """The ABI's JSON (UTF-8 bytes) decoded, as json.loads(data) does
-    without its encoding detection."""
-    s = data.decode("utf-8", "surrogatepass")
+    """The ABI's JSON (UTF-8 bytes, or a str) decoded, as json.loads(data)
+    does without its encoding detection."""
+    s = data if type(data) is str else data.decode("utf-8", "surrogatepass")
     try:
         value, end = _SCAN(s, 0)
         if end == len(s):

@@ -21,6 +21,8 @@ _describe = b""
 _tools = {}
 # hook -> list of callables taking the decoded input, answering the output dict or None.
 _handlers = {}
+# hook -> its one handler, once load() checked that there is one per hook.
+_handler = {}
 
 # Imported at build time so that tools may import them lazily at run time:
 # nothing is read from a filesystem once the module is snapshotted. The
@@ -110,6 +112,7 @@ def load(main):
                 raise ValueError(f"{hook} is implemented twice (a callback and a plugin, or two plugins): "
                                  "a module has one implementation per hook")
             hooks.append(hook)
+    _handler.update((hook, hs[0]) for hook, hs in _handlers.items())
     name = (_registry.module_name or os.environ.get("ADKHOST_PY_NAME")
             or re.sub(r"[^A-Za-z0-9_.-]", "_", main.rsplit(".", 1)[-1]))
     desc = {"abiVersion": 1, "name": name, "tools": tools, "hooks": hooks,
@@ -156,12 +159,15 @@ def dispatch(hook, data):
             return _describe
         if not _seeded:
             _reseed()
-        handlers = _handlers.get(hook)
-        if not handlers:
+        handler = _handler.get(hook)
+        if handler is None:
             return _out(error=f"this module does not implement {hook}")
-        msg = loads(data) if data else {}
-        out = handlers[0](msg)
-        return b"" if out is None else _out(**out)
+        out = handler(loads(data) if data else {})
+        if out is None:
+            return b""
+        # Every handler answers a dict of its own.
+        out["abiVersion"] = 1
+        return dumps(out)
     except BaseException as e:  # SystemExit and KeyboardInterrupt too: the host must get an answer
         traceback.print_exc(file=sys.stderr)
         return _out(error=_error_text(e))
@@ -176,12 +182,17 @@ class _Prepared:
 
     def __init__(self, t):
         self.tool = t
+        self.func = t.func
         sig = inspect.signature(t.func)
         self.params = sig.parameters
+        self.names = frozenset(self.params)
         self.ctx_name = _schema.context_param(t.func)
+        if self.ctx_name not in self.params:
+            self.ctx_name = None
         self.required = [n for n, p in self.params.items()
                          if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                          and n != self.ctx_name and n != "input_stream"]
+        self.required_set = frozenset(self.required)
         try:
             hints = typing.get_type_hints(t.func)
         except Exception:
@@ -196,17 +207,18 @@ def _tool_call(msg):
     prep = _tools.get(msg.get("tool"))
     if prep is None:
         return {"error": f"no tool {msg.get('tool')!r} in this module"}
-    t = prep.tool
     args = msg.get("args") or {}
-    params = prep.params
-    call = {k: v for k, v in args.items() if k in params}
-    missing = prep.required and [n for n in prep.required if n not in call]
-    if missing:
+    # The decoded message is the call's own: its args dict becomes the
+    # keyword arguments when every key is a parameter (checked without a
+    # Python loop; a set view compares in C).
+    call = args if args.keys() <= prep.names else {k: v for k, v in args.items() if k in prep.names}
+    if prep.required and not call.keys() >= prep.required_set:
+        missing = [n for n in prep.required if n not in call]
         return {"result": {"error": (
-            f"Invoking `{t.name}()` failed as the following mandatory input parameters are not present:\n"
+            f"Invoking `{prep.tool.name}()` failed as the following mandatory input parameters are not present:\n"
             + "\n".join(missing)
             + "\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.")}}
-    if prep.ctx_name in params:
+    if prep.ctx_name:
         call[prep.ctx_name] = Context(msg.get("context"), msg.get("confirmation"))
     if prep.enums:
         for k, tp in prep.enums.items():
@@ -217,7 +229,8 @@ def _tool_call(msg):
             v = call.get(k)
             if isinstance(v, int) and not isinstance(v, bool):
                 call[k] = float(v)
-    return {"result": _await(t.func(**call))}
+    r = prep.func(**call)
+    return {"result": r if type(r) in _PLAIN else _await(r)}
 
 
 # ---- callbacks

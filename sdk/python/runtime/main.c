@@ -33,14 +33,16 @@ static PyObject *data_result(int32_t st, char *ptr, uint32_t len) {
   return Py_BuildValue("(iN)", st, data);
 }
 
+/* State keys and values are str (UTF-8 without an encode in Python: the
+ * most common host calls) or bytes. */
 static PyObject *py_state_get(PyObject *self, PyObject *args) {
   const char *k; Py_ssize_t kl; char *p = NULL; uint32_t l = 0;
-  if (!PyArg_ParseTuple(args, "y#", &k, &kl)) return NULL;
+  if (!PyArg_ParseTuple(args, "s#", &k, &kl)) return NULL;
   return data_result(adkhost_state_get(k, kl, &p, &l), p, l);
 }
 static PyObject *py_state_set(PyObject *self, PyObject *args) {
   const char *k, *v; Py_ssize_t kl, vl;
-  if (!PyArg_ParseTuple(args, "y#y#", &k, &kl, &v, &vl)) return NULL;
+  if (!PyArg_ParseTuple(args, "s#s#", &k, &kl, &v, &vl)) return NULL;
   return PyLong_FromLong(adkhost_state_set(k, kl, v, vl));
 }
 static PyObject *py_state_delete(PyObject *self, PyObject *args) {
@@ -136,6 +138,7 @@ static PyObject *PyInit__adkhost(void) { return PyModule_Create(&host_module); }
 /* ---- Initialisation (run by wizer at build time). */
 
 static PyObject *dispatch;
+static void init_hooks(void);
 
 static void fail(const char *what) {
   fprintf(stderr, "adkhost python runtime: %s\n", what);
@@ -181,19 +184,33 @@ __attribute__((export_name("adkhost_py_init"))) void adkhost_py_init(void) {
   PyObject *r = PyObject_CallMethod(rt, "load", "s", main);
   if (r == NULL) fail("loading the module failed");
   Py_DECREF(r);
+  init_hooks();
   dispatch = PyObject_GetAttrString(rt, "dispatch");
   if (dispatch == NULL) fail("adkhost._runtime.dispatch");
   Py_DECREF(rt);
 }
 
 /* ---- Hooks: every one goes to adkhost._runtime.dispatch(hook, input),
- * which answers bytes and never raises. */
+ * which answers bytes and never raises. The input is
+ * decoded here (surrogatepass, as the SDK's loads), to spare the
+ * interpreter a bytes object and a method call; input that is not UTF-8
+ * goes as bytes, and dispatch answers the decoding error. */
 
-static uint64_t call(const char *hook, const char *in, uint32_t len) {
-  if (dispatch == NULL) {
+static uint64_t call(PyObject *hook, const char *in, uint32_t len) {
+  if (dispatch == NULL || hook == NULL) {
     return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the Python runtime was not initialised: build the module with adkhost module build\"}");
   }
-  PyObject *out = PyObject_CallFunction(dispatch, "sy#", hook, in, (Py_ssize_t)len);
+  PyObject *data = PyUnicode_DecodeUTF8(in, (Py_ssize_t)len, "surrogatepass");
+  if (data == NULL) {
+    PyErr_Clear();
+    data = PyBytes_FromStringAndSize(in, (Py_ssize_t)len);
+  }
+  PyObject *out = NULL;
+  if (data != NULL) {
+    PyObject *args[2] = {hook, data};
+    out = PyObject_Vectorcall(dispatch, args, 2, NULL);
+    Py_DECREF(data);
+  }
   if (out == NULL || !PyBytes_Check(out)) {
     PyErr_Print();
     Py_XDECREF(out);
@@ -204,20 +221,17 @@ static uint64_t call(const char *hook, const char *in, uint32_t len) {
   return packed;
 }
 
-#define PY_HOOK(h) ADKHOST_HOOK(h, in, len) { return call(#h, in, len); }
-PY_HOOK(describe)
-PY_HOOK(tool_call)
-PY_HOOK(before_agent)
-PY_HOOK(after_agent)
-PY_HOOK(before_model)
-PY_HOOK(after_model)
-PY_HOOK(on_model_error)
-PY_HOOK(before_tool)
-PY_HOOK(after_tool)
-PY_HOOK(on_tool_error)
-PY_HOOK(on_user_message)
-PY_HOOK(before_run)
-PY_HOOK(on_event)
-PY_HOOK(after_run)
-PY_HOOK(on_agent_error)
-PY_HOOK(on_run_error)
+/* The hook names as interned str, made at snapshot time (init_hooks). */
+#define PY_HOOKS(X) X(describe) X(tool_call) X(before_agent) X(after_agent) X(before_model) \
+  X(after_model) X(on_model_error) X(before_tool) X(after_tool) X(on_tool_error)          \
+  X(on_user_message) X(before_run) X(on_event) X(after_run) X(on_agent_error) X(on_run_error)
+#define PY_HOOK_NAME(h) static PyObject *hook_##h;
+PY_HOOKS(PY_HOOK_NAME)
+
+static void init_hooks(void) {
+#define PY_HOOK_INIT(h) if ((hook_##h = PyUnicode_InternFromString(#h)) == NULL) fail("hook names");
+  PY_HOOKS(PY_HOOK_INIT)
+}
+
+#define PY_HOOK(h) ADKHOST_HOOK(h, in, len) { return call(hook_##h, in, len); }
+PY_HOOKS(PY_HOOK)

@@ -34,6 +34,29 @@ def main():
             pass
         else:
             sys.exit(f"dumps({bad!r}) did not fail")
+    # The shared encoder after a failure: no stale circular-reference
+    # marker refuses the next value (ids are reused once objects are freed).
+    from adkhost import _obj
+    if _obj._MARKERS:
+        sys.exit(f"markers left after failures: {_obj._MARKERS!r}")
+    for _ in range(3):
+        try:
+            dumps([{"x": object()}])
+        except (ValueError, TypeError):
+            pass
+        v = [{"x": 1}]
+        if dumps(v) != b'[{"x":1}]':
+            sys.exit(f"dumps after a failure: {dumps(v)!r}")
+
+    class Model:
+        # A value whose conversion calls dumps itself, while the shared
+        # encoder is busy with the outer value.
+        def model_dump(self):
+            return {"inner": dumps({"k": [1, 2]}).decode()}
+
+    want = json.dumps({"m": Model()}, separators=(",", ":"), ensure_ascii=False, default=json_default).encode()
+    if dumps({"m": Model()}) != want or dumps([Model(), {"a": Model()}]) != b'[{"inner":"{\\"k\\":[1,2]}"},{"a":{"inner":"{\\"k\\":[1,2]}"}}]':
+        sys.exit(f"nested dumps: {dumps({'m': Model()})!r}, want {want!r}")
     for raw in [b'{"a":1,"b":[true,null,"\\u00e9"]}', b' {"a":1} ', b"[1,2", b'{"a":1}x', '"é"'.encode(),
                 b"1e400", b'{"a":NaN}', b"", b"  ", b'"\\ud800"', b'{"a":1,"a":2}']:
         try:
