@@ -111,7 +111,9 @@ type RunConfig struct {
 	// app), a message that answers no call, sent with the id of an
 	// invocation that has a user message, retries that invocation on its
 	// first user message: the new message is dropped, as google-adk's node
-	// runtime does.
+	// runtime does. With a workflow root, such a message runs the
+	// invocation again without being stored (its state delta dropped), as
+	// google-adk's legacy path does.
 	InvocationID string
 
 	// events counts the events stored against MaxEvents, shared by an
@@ -291,6 +293,16 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 			inv.userContent = first
 		}
 	}
+	// Its legacy path (a workflow root) runs the invocation with the
+	// message as the invocation's user content but does not store it, nor
+	// the turn's state delta, nor pass it to on_user_message, when it
+	// answers no call and the invocation has a user message already
+	// (_handle_new_message).
+	keepMessage := true
+	if !nodeRuntime && msg != nil && !joinsTask && !hasFunctionResponse(msg) && firstUserMessage(inv.invocationEvents(), id) != nil {
+		keepMessage = false
+		inv.userContent = msg
+	}
 	if resumed && inv.userContent == nil {
 		if len(sess.Events()) == 0 {
 			return nil, fmt.Errorf("run: session %s has no events to resume", sess.ID)
@@ -306,7 +318,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		// first user message.
 		inv.userContent = firstUserMessage(inv.invocationEvents(), id)
 	}
-	if msg != nil {
+	if msg != nil && keepMessage {
 		if err := r.appendUserMessage(ictx, msg, cfg); err != nil {
 			// google-adk's node runtime tells on_run_error of a failure in
 			// on_user_message or in storing the message.
@@ -315,7 +327,7 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 			}
 			return nil, err
 		}
-	} else if len(cfg.StateDelta) > 0 {
+	} else if len(cfg.StateDelta) > 0 && keepMessage {
 		ev := session.NewEvent(inv.id, "user", "")
 		ev.Actions.StateDelta = maps.Clone(cfg.StateDelta)
 		applyCustomMetadata(ev, cfg.CustomMetadata)
