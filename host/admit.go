@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/adkhost/adkhost/abi"
@@ -58,7 +59,12 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 		// model never answers a call.
 		var bad []string
 		if o.Response != nil {
+			var model *abi.LlmResponse
+			if ai, _ := in.(*abi.AfterModelInput); ai != nil {
+				model = ai.Response
+			}
 			bad = admitResponses("response.content", o.Response.Content)
+			bad = append(bad, admitCallIDs(model, o.Response)...)
 		}
 		if bi, _ := in.(*abi.BeforeModelInput); bi != nil && o.Request != nil {
 			bad = append(bad, admitRequest(bi.Request, o.Request)...)
@@ -211,6 +217,28 @@ func builtinTools(tools []*abi.Tool) []abi.Tool {
 		}
 	}
 	return out
+}
+
+// admitCallIDs checks the ids of a response's function calls: each is
+// empty (the engine gives it a fresh "adk-" id) or the id of a call the
+// model's own response made (model, after_model's input). A call under
+// another id would take over a call the history already holds: its
+// response would answer another tool's pending long-running call, or a
+// paused task's, without the user.
+func admitCallIDs(model, after *abi.LlmResponse) []string {
+	var own []callPart
+	if model != nil {
+		own = callParts(model.Content, false)
+	}
+	for _, p := range callParts(after.Content, false) {
+		if p.kind != "functionCall" || p.id == "" {
+			continue
+		}
+		if !slices.ContainsFunc(own, func(o callPart) bool { return o.kind == p.kind && o.id == p.id }) {
+			return []string{"response.content's function call id " + strconv.Quote(p.id) + " (no grant allows it: leave a new call's id empty, the engine gives it one)"}
+		}
+	}
+	return nil
 }
 
 // admitResponses refuses function responses in c.

@@ -300,7 +300,11 @@ func TestAdmitOutputs(t *testing.T) {
 		{"before_agent calling a tool", abi.HookBeforeAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: call}, true},
 		{"after_agent answering a call", abi.HookAfterAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: answer}, true},
 		{"before_run calling a tool", abi.HookBeforeRun, &abi.RunInput{}, &abi.ContentOutput{Content: call}, true},
-		{"after_model calling a tool", abi.HookAfterModel, &abi.AfterModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: call}}, false},
+		{"after_model calling a tool", abi.HookAfterModel, &abi.AfterModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: &abi.Content{Parts: []*abi.Part{{FunctionCall: &abi.FunctionCall{Name: "wire_money"}}}}}}, false},
+		{"after_model calling under a pending call's id", abi.HookAfterModel, &abi.AfterModelInput{Response: &abi.LlmResponse{Content: text}}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: &abi.Content{Parts: []*abi.Part{{FunctionCall: &abi.FunctionCall{ID: "approval-pending", Name: "noop"}}}}}}, true},
+		{"before_model calling under an id", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: call}}, true},
+		{"after_model keeping the model's call ids", abi.HookAfterModel, &abi.AfterModelInput{Response: &abi.LlmResponse{Content: call}}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: &abi.Content{Parts: []*abi.Part{
+			{Text: "checked"}, {FunctionCall: &abi.FunctionCall{ID: "c1", Name: "wire_money", Args: map[string]any{"amount": 1.0}}}, {FunctionCall: &abi.FunctionCall{Name: "audit"}}}}}}, false},
 		{"after_model answering a call", abi.HookAfterModel, &abi.AfterModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
 		{"before_model answering a call", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
 		{"before_model request with history", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Request: &abi.LlmRequest{Contents: []*abi.Content{call, answer}}}, false},
@@ -367,6 +371,58 @@ func roundTripContent(t testing.TB, c *abi.Content) *abi.Content {
 		t.Fatal(err)
 	}
 	return &out
+}
+
+// FuzzAdmitModelOutput: an admitted before_model or after_model output
+// answers no call, makes calls only under empty ids or the model's own,
+// and sends the request to the model, cache and built-in tools the engine
+// chose (or fewer of them).
+func FuzzAdmitModelOutput(f *testing.F) {
+	f.Add([]byte(`{"content":{"parts":[{"functionCall":{"id":"c1","name":"a"}}]}}`), []byte(`{"response":{"content":{"parts":[{"functionCall":{"id":"c9","name":"a"}}]}}}`), true)
+	f.Add([]byte(`{}`), []byte(`{"request":{"model":"other","config":{"tools":[{"urlContext":{}}],"cachedContent":"x"}}}`), false)
+	f.Add([]byte(`{}`), []byte(`{"response":{"content":{"parts":[{"functionResponse":{"id":"p","name":"job"}}]}}}`), false)
+	m := &Module{name: "m"}
+	f.Fuzz(func(t *testing.T, modelResponse, output []byte, after bool) {
+		var resp abi.LlmResponse
+		var out abi.ModelOutput
+		if abi.DecodeValue(modelResponse, &resp, 0) != nil || abi.DecodeValue(output, &out, 0) != nil {
+			return
+		}
+		base := req()
+		var in abi.Message = &abi.BeforeModelInput{Request: base}
+		hook := abi.HookBeforeModel
+		if after {
+			in, hook = &abi.AfterModelInput{Response: &resp}, abi.HookAfterModel
+		}
+		if m.admit(hook, in, &out) != nil {
+			return
+		}
+		if r := out.Response; r != nil {
+			for _, p := range callParts(r.Content, false) {
+				if p.kind == "functionResponse" {
+					t.Fatal("admitted a function response")
+				}
+				if p.id != "" && (!after || !slices.ContainsFunc(callParts(resp.Content, false), func(o callPart) bool { return o.kind == p.kind && o.id == p.id })) {
+					t.Fatalf("admitted a call under id %q", p.id)
+				}
+			}
+		}
+		if r := out.Request; r != nil && !after {
+			if r.Model != "" && r.Model != base.Model {
+				t.Fatalf("admitted model %q", r.Model)
+			}
+			if r.Config != nil {
+				if r.Config.CachedContent != "" && r.Config.CachedContent != base.Config.CachedContent {
+					t.Fatalf("admitted cachedContent %q", r.Config.CachedContent)
+				}
+				for _, bt := range builtinTools(r.Config.Tools) {
+					if !slices.ContainsFunc(builtinTools(base.Config.Tools), func(h abi.Tool) bool { return sameJSON(h, bt) }) {
+						t.Fatalf("admitted built-in tool %+v", bt)
+					}
+				}
+			}
+		}
+	})
 }
 
 // TestToolNamesTheEnginesOwn: a module cannot declare a tool under a name
