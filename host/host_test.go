@@ -220,6 +220,26 @@ func TestRunLevelHooksReadOnly(t *testing.T) {
 	}
 }
 
+// TestUserMessageAnswersKept: the guest's on_user_message rewrites a
+// "shout" message as one text part. Beside a function response (the
+// user's answer to a confirmation) that would drop the answer, so the
+// replacement is refused, naming what it changes; the text alone may
+// change.
+func TestUserMessageAnswersKept(t *testing.T) {
+	t.Parallel()
+	m := load(t, host.ModuleConfig{})
+	ctx := readonlyCtx{newFakeCtx(nil)}
+	msg, err := m.Plugin().OnUserMessage(ctx, &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "shout hi"}}})
+	if err != nil || msg == nil || msg.Parts[0].Text != "SHOUT HI" {
+		t.Fatalf("text only: %+v, %v", msg, err)
+	}
+	answer := &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: "conf-1", Name: "adk_request_confirmation", Response: map[string]any{"confirmed": false}}}
+	_, err = m.Plugin().OnUserMessage(ctx, &genai.Content{Role: "user", Parts: []*genai.Part{{Text: "shout no"}, answer}})
+	if !errors.Is(err, host.ErrNotPermitted) || !strings.Contains(err.Error(), "message's function calls and responses") {
+		t.Fatalf("dropping the user's answer: err = %v, want ErrNotPermitted", err)
+	}
+}
+
 func TestToolDeclarations(t *testing.T) {
 	t.Parallel()
 	m := load(t, host.ModuleConfig{})
