@@ -85,6 +85,7 @@ func newServe() *cobra.Command {
 	fl.Int64Var(&f.limits.ModuleBytes, "max-module-bytes", server.DefaultModuleBytes, "largest module upload")
 	fl.Int64Var(&f.limits.DefinitionBytes, "max-definition-bytes", server.DefaultDefinitionBytes, "largest app definition")
 	fl.Int64Var(&f.limits.RequestBytes, "max-request-bytes", server.DefaultRequestBytes, "largest run API request body")
+	fl.Int64Var(&f.limits.ListBytes, "max-list-bytes", server.DefaultListBytes, "largest session listing (GET /apps/{app}/users/{user}/sessions), as the JSON of its sessions' states, each merged with the app's and the user's state; a larger one is refused with 413")
 	fl.DurationVar(&f.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "longest a client may take to send a request body (a module upload included)")
 	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "longest one write of an answer (an SSE event) may wait for the client to read it; a run may take longer")
 	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "longest a kept-alive connection stays open between requests")

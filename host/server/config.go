@@ -63,6 +63,13 @@ type Limits struct {
 	// add up to RequestBytes to app state, which every read of every
 	// session of the app loads.
 	StateBytes int64
+	// ListBytes bounds a session listing (GET .../sessions), as the JSON
+	// its sessions' states make (default DefaultListBytes, 32 MiB). Each
+	// listed session carries its state merged with the app's and the
+	// user's, as google-adk lists them: a thousand sessions under 16 MiB
+	// of app state made a 16 GB answer from state stored once. A listing
+	// past it is refused with 413 before anything is encoded.
+	ListBytes int64
 	// MaxLLMCalls, MaxEvents and MaxFunctionCalls are each run's
 	// engine.RunConfig bounds of the same names, an MCP tool call's
 	// included: model calls of an invocation (google-adk's max_llm_calls,
@@ -101,6 +108,9 @@ const (
 	DefaultMaxRuns = 1024
 	// DefaultStateBytes bounds each state scope (see Limits.StateBytes).
 	DefaultStateBytes = session.DefaultMaxStateBytes
+	// DefaultListBytes bounds a session listing (see Limits.ListBytes):
+	// thousands of sessions of a few KiB of state each.
+	DefaultListBytes = 32 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -127,6 +137,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.StateBytes <= 0 {
 		l.StateBytes = DefaultStateBytes
+	}
+	if l.ListBytes <= 0 {
+		l.ListBytes = DefaultListBytes
 	}
 	return l
 }

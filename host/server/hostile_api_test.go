@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/engine/artifact"
+	"github.com/adkhost/adkhost/host/server"
 )
 
 // TestPathParamsDecodedOnce: a path's ids mean the same thing however the
@@ -54,4 +56,36 @@ func TestPathParamsDecodedOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A session listing carries every session's state merged with the app's
+// and the user's, as google-adk lists them: 200 sessions of 900 KiB of
+// state made a 180 MB answer and a 1.3 GB peak (VmHWM) for one GET, and
+// app state, stored once, was repeated in every session of the answer.
+// --max-list-bytes refuses such a listing with 413 before building it.
+func TestSessionListingBounded(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{limits: server.Limits{ListBytes: 1 << 20}})
+	root := "name: echo\nmodel: scripted\ninstruction: Echo.\n"
+	h.must(http.StatusCreated)(h.putBundle("echo", map[string]string{"root_agent.yaml": root, "scripted_model.yaml": "rules:\n  - respond: {text: 'x'}\n"}))
+	// 100 KiB of app state, then sessions with none of their own: each
+	// listed session shows the app state.
+	h.must(http.StatusOK)(h.do("POST", "/apps/echo/users/u/sessions/first", map[string]any{"app:blob": strings.Repeat("a", 100<<10)}))
+	for i := range 5 {
+		h.must(http.StatusOK)(h.do("POST", fmt.Sprintf("/apps/echo/users/u/sessions/s%d", i), map[string]any{}))
+	}
+	list := decode[[]map[string]any](t, h.must(http.StatusOK)(h.do("GET", "/apps/echo/users/u/sessions", nil)))
+	if len(list) != 6 {
+		t.Fatalf("listed %d sessions, want 6", len(list))
+	}
+	for i := 5; i < 12; i++ {
+		h.must(http.StatusOK)(h.do("POST", fmt.Sprintf("/apps/echo/users/u/sessions/s%d", i), map[string]any{}))
+	}
+	st, body := h.do("GET", "/apps/echo/users/u/sessions", nil)
+	if st != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), `"limit":"max_list_bytes"`) || !strings.Contains(string(body), "--max-list-bytes") {
+		t.Fatalf("listing 13 sessions of 100 KiB of app state each past a 1 MiB bound: %d %.300s", st, body)
+	}
+	// Another user's listing, and a session read by id, still work.
+	h.must(http.StatusOK)(h.do("GET", "/apps/echo/users/u/sessions/s11", nil))
+	h.must(http.StatusOK)(h.do("POST", "/apps/echo/users/v/sessions/t", map[string]any{}))
+	h.must(http.StatusOK)(h.do("GET", "/apps/echo/users/v/sessions", nil))
 }

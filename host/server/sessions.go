@@ -35,6 +35,10 @@ func toSessionJSON(s *session.Session) sessionJSON {
 	return out
 }
 
+// sessionListOverhead is what a listed session adds to the answer beside
+// its state: ids, time, the empty events list.
+const sessionListOverhead = 160
+
 // knownApp fails with 404 unless app is being served: sessions are only
 // created for apps that can run them.
 func (s *Server) knownApp(app string) error {
@@ -158,6 +162,18 @@ func (s *Server) listSessions(c echo.Context) error {
 	list, err := s.cfg.Stores.Sessions.List(c.Request().Context(), &session.ListRequest{AppName: c.Param("app"), UserID: c.Param("user")})
 	if err != nil {
 		return wrapErr(http.StatusInternalServerError, "listing sessions", err)
+	}
+	// The answer repeats the app's and the user's state in every session:
+	// measured before it is built.
+	var size int64
+	for _, sess := range list {
+		size += sessionListOverhead + session.ValueSize(sess.State())
+	}
+	if limit := s.cfg.Limits.ListBytes; size > limit {
+		return &apiError{Status: http.StatusRequestEntityTooLarge,
+			Msg: fmt.Sprintf("the %d sessions of user %q in app %q hold about %d bytes of state as listed (each with the app's and the user's state), over the listing bound of %d bytes (--max-list-bytes): get sessions one by one, delete sessions no longer needed, or keep less in app: and user: state",
+				len(list), c.Param("user"), c.Param("app"), size, limit),
+			Extra: map[string]any{"limit": "max_list_bytes", "max_list_bytes": limit, "size": size, "sessions": len(list)}}
 	}
 	out := make([]sessionJSON, 0, len(list))
 	for _, sess := range list {
