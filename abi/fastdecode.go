@@ -132,7 +132,15 @@ type fastDecoder struct {
 	// (the same field of each object in a list) is one string.
 	keys  [8]string
 	nkeys int
+	// vals are short string values decoded so far, boxed: a value
+	// repeated (the same word in each object of a list) is one string in
+	// one interface, not two allocations each time.
+	vals  [8]any
+	nvals int
 }
+
+// maxSharedValue is the longest string value vals keeps.
+const maxSharedValue = 32
 
 func (d *fastDecoder) space() {
 	for d.i < len(d.b) {
@@ -181,8 +189,7 @@ func (d *fastDecoder) value(depth int) (any, bool) {
 	d.space()
 	switch c := d.peek(); {
 	case c == '"':
-		s, ok := d.str()
-		return s, ok
+		return d.strValue()
 	case c == '{':
 		return d.object(depth + 1)
 	case c == '[':
@@ -240,26 +247,53 @@ func (d *fastDecoder) array(depth int) (any, bool) {
 		return nil, false
 	}
 	d.i++ // '['
-	a := []any{}
 	d.space()
 	if d.consume(']') {
-		return a, true
+		return []any{}, true
 	}
+	// The elements gather on the stack, then go to a slice of their
+	// number: one allocation, not one per doubling.
+	var buf [8]any
+	elems := buf[:0]
 	for {
 		v, ok := d.value(depth)
 		if !ok {
 			return nil, false
 		}
-		a = append(a, v)
+		elems = append(elems, v)
 		d.space()
 		if d.consume(',') {
 			continue
 		}
 		if d.consume(']') {
-			return a, true
+			return append([]any(nil), elems...), true
 		}
 		return nil, false
 	}
+}
+
+// strValue decodes a string value at d.i, shared with an earlier equal
+// one (vals) when it is short and plain.
+func (d *fastDecoder) strValue() (any, bool) {
+	if j := d.i + 1; j < len(d.b) {
+		for _, v := range d.vals[:d.nvals] {
+			k := v.(string)
+			if end := j + len(k); end < len(d.b) && d.b[end] == '"' && string(d.b[j:end]) == k {
+				d.i = end + 1
+				return v, true
+			}
+		}
+	}
+	s, ok := d.str()
+	if !ok {
+		return nil, false
+	}
+	var v any = s
+	if d.nvals < len(d.vals) && len(s) <= maxSharedValue && isPlainKey(s) {
+		d.vals[d.nvals] = v
+		d.nvals++
+	}
+	return v, true
 }
 
 func (d *fastDecoder) key() (string, bool) {

@@ -11,6 +11,10 @@ import (
 // decode as the strict path decodes it, or be left to it.
 var fastCases = []string{
 	`{"abiVersion":1,"result":{"temp":21.5,"unit":"C","days":[{"highC":21},{"highC":22.0}]}}`,
+	// Arrays past the 8 elements gathered on the stack, nested; repeated
+	// short strings (shared), more distinct ones than are kept, a long one,
+	// escaped ones equal to a kept one, a value equal to a key.
+	`{"abiVersion":1,"result":[1,2,3,4,5,6,7,8,9,10,[[],[1],[1,2,3,4,5,6,7,8,9]],"a","a","b","c","d","e","f","g","h","i","a","i","\u0061","a\"","a\"","` + strings.Repeat("x", 40) + `","` + strings.Repeat("x", 40) + `",{"a":"a"}]}`,
 	`{"abiVersion":1,"result":"plain"}`, `{"abiVersion":1,"error":"no such city"}`, `{"abiVersion":1}`,
 	` { "abiVersion" : 1 , "result" : [ 1 , -0 , 0.5 , 1e2 , -1E-2 , 9223372036854775807 , 9223372036854775808 , -9223372036854775808 , 123456789012345678 , 1e400 , -1e400 ] } `,
 	`{"abiVersion":1,"result":{"a":true,"b":false,"c":null,"d":{},"e":[],"f":""}}`,
