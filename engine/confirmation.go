@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -29,10 +31,19 @@ const requestConfirmationName = "adk_request_confirmation"
 // ConfirmationError reports an answer to adk_request_confirmation that
 // cannot be applied (a malformed answer, or one that does not match the
 // call it confirms). It carries google-adk's exception name.
-type ConfirmationError struct{ Message string }
+type ConfirmationError struct {
+	Message string
+	// code is the Python exception's name; "" is ValueError.
+	code string
+}
 
-func (e *ConfirmationError) Error() string     { return e.Message }
-func (e *ConfirmationError) ErrorCode() string { return "ValueError" }
+func (e *ConfirmationError) Error() string { return e.Message }
+func (e *ConfirmationError) ErrorCode() string {
+	if e.code != "" {
+		return e.code
+	}
+	return "ValueError"
+}
 
 // confirmationGate is google-adk's apply_confirmation_gate: for a tool
 // that requires confirmation of these arguments, a call without an answer
@@ -131,8 +142,10 @@ func (c *InvocationContext) inConfirmationView(ev *session.Event) bool {
 
 // parseToolConfirmation reads a user's answer to adk_request_confirmation:
 // the ToolConfirmation fields, or google-adk's client wrapper
-// {"response": "<JSON>"}. Unknown fields are errors, as in google-adk's
-// model (extra="forbid").
+// {"response": "<JSON>"}, validated as google-adk's pydantic model does
+// (model_validate): hint a string, confirmed a lax boolean ("yes", 1),
+// unknown fields forbidden; a failure is pydantic's ValidationError with
+// its message (unknown fields in sorted order: a Go map has none).
 func parseToolConfirmation(resp map[string]any) (*session.ToolConfirmation, error) {
 	if s, ok := resp["response"].(string); ok && len(resp) == 1 {
 		var inner map[string]any
@@ -141,26 +154,27 @@ func parseToolConfirmation(resp map[string]any) (*session.ToolConfirmation, erro
 		}
 		resp = inner
 	}
+	in, _ := wholeFloatsAsInts(resp).(map[string]any)
+	v := &schemaValidator{pythonMode: true}
 	c := &session.ToolConfirmation{}
-	for k, v := range resp {
-		switch k {
-		case "hint":
-			s, ok := v.(string)
-			if !ok {
-				return nil, &ConfirmationError{Message: fmt.Sprintf("tool confirmation: hint must be a string, not %T", v)}
-			}
-			c.Hint = s
-		case "confirmed":
-			b, ok := v.(bool)
-			if !ok {
-				return nil, &ConfirmationError{Message: fmt.Sprintf("tool confirmation: confirmed must be a boolean, not %T", v)}
-			}
-			c.Confirmed = b
-		case "payload":
-			c.Payload = v
-		default:
-			return nil, &ConfirmationError{Message: fmt.Sprintf("tool confirmation: unknown field %q", k)}
+	if h, ok := in["hint"]; ok {
+		if r, ok := v.value(map[string]any{"type": "string"}, "", "hint", h, "hint", nil).(string); ok {
+			c.Hint = r
 		}
+	}
+	if b, ok := in["confirmed"]; ok {
+		if r, ok := v.value(map[string]any{"type": "boolean"}, "", "confirmed", b, "confirmed", nil).(bool); ok {
+			c.Confirmed = r
+		}
+	}
+	c.Payload = in["payload"]
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		if k != "hint" && k != "confirmed" && k != "payload" {
+			v.fail(k, "extra_forbidden", "Extra inputs are not permitted", in[k], nil)
+		}
+	}
+	if len(v.errs) > 0 {
+		return nil, &ConfirmationError{Message: (&OutputValidationError{Model: "ToolConfirmation", Errors: v.errs}).Error(), code: "ValidationError"}
 	}
 	return c, nil
 }

@@ -126,12 +126,15 @@ func TestToolConfirmationMalformedAnswer(t *testing.T) {
 	r, svc := mustRunner(t, agent)
 	evs := mustRun(t, r, svc, "s", userText("Pay bob."), engine.RunConfig{})
 
-	// google-adk's ToolConfirmation forbids unknown fields.
+	// google-adk's ToolConfirmation forbids unknown fields: pydantic's
+	// ValidationError, as google-adk 2.13 raises it.
 	answer := userFuncResponse(confirmationCallID(t, evs), "adk_request_confirmation", map[string]any{"confirmed": true, "approved_by": "me"})
 	_, err := run(t, r, svc, "s", answer, engine.RunConfig{})
 	var ce *engine.ConfirmationError
-	if !errors.As(err, &ce) || ce.ErrorCode() != "ValueError" {
-		t.Fatalf("err = %v, want a ConfirmationError (ValueError)", err)
+	want := "1 validation error for ToolConfirmation\napproved_by\n  Extra inputs are not permitted [type=extra_forbidden, input_value='me', input_type=str]\n" +
+		"    For further information visit https://errors.pydantic.dev/2.14/v/extra_forbidden"
+	if !errors.As(err, &ce) || ce.ErrorCode() != "ValidationError" || ce.Error() != want {
+		t.Fatalf("err = %v, want a ConfirmationError (ValidationError): %s", err, want)
 	}
 	if len(seen) != 0 {
 		t.Errorf("the tool ran on a malformed answer")
