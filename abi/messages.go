@@ -138,6 +138,11 @@ type BeforeToolInput struct {
 	Context InvocationInfo `json:"context"`
 	Tool    ToolInfo       `json:"tool"`
 	Args    map[string]any `json:"args"`
+	// Confirmation is the user's answer to the call's confirmation
+	// request, when the call runs again after it (google-adk's
+	// tool_context.tool_confirmation). The arguments of a confirmed call
+	// are the ones the user confirmed: the output may not change them.
+	Confirmation *ToolConfirmation `json:"confirmation,omitempty"`
 }
 
 // BeforeToolOutput answers before_tool. A non-nil Result skips the tool and

@@ -70,7 +70,16 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 			bad = append(bad, admitRequest(bi.Request, o.Request)...)
 		}
 		return refuse(bad)
-	case *abi.ToolCallOutput, *abi.BeforeToolOutput, *abi.ToolOutput, *abi.AfterRunOutput, *abi.NotifyOutput:
+	case *abi.BeforeToolOutput:
+		// A confirmed call runs with the arguments the user confirmed
+		// (the engine checks them against the history); new ones would
+		// run what nobody confirmed.
+		bi, _ := in.(*abi.BeforeToolInput)
+		if bi == nil || bi.Confirmation == nil || !bi.Confirmation.Confirmed || o.Args == nil || sameJSON(orNil(o.Args), orNil(bi.Args)) {
+			return nil
+		}
+		return refuse([]string{"args of a call the user confirmed (no grant allows it: the user confirmed the call with its arguments)"})
+	case *abi.ToolCallOutput, *abi.ToolOutput, *abi.AfterRunOutput, *abi.NotifyOutput:
 		return nil
 	}
 	return fmt.Errorf("%w: no admission rule for hook %s's output %T", ErrNotPermitted, hook, out)

@@ -307,6 +307,13 @@ func TestAdmitOutputs(t *testing.T) {
 			{Text: "checked"}, {FunctionCall: &abi.FunctionCall{ID: "c1", Name: "wire_money", Args: map[string]any{"amount": 1.0}}}, {FunctionCall: &abi.FunctionCall{Name: "audit"}}}}}}, false},
 		{"after_model answering a call", abi.HookAfterModel, &abi.AfterModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
 		{"before_model answering a call", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Response: &abi.LlmResponse{Content: answer}}, true},
+		{"before_tool changing args", abi.HookBeforeTool, &abi.BeforeToolInput{Args: map[string]any{"to": "bob"}}, &abi.BeforeToolOutput{Args: map[string]any{"to": "mallory"}}, false},
+		{"before_tool changing the args of a confirmed call", abi.HookBeforeTool, &abi.BeforeToolInput{Args: map[string]any{"to": "bob"}, Confirmation: &abi.ToolConfirmation{Confirmed: true}},
+			&abi.BeforeToolOutput{Args: map[string]any{"to": "mallory"}}, true},
+		{"before_tool echoing the args of a confirmed call", abi.HookBeforeTool, &abi.BeforeToolInput{Args: map[string]any{"n": int64(5)}, Confirmation: &abi.ToolConfirmation{Confirmed: true}},
+			&abi.BeforeToolOutput{Args: map[string]any{"n": 5.0}}, false},
+		{"before_tool answering for a confirmed call", abi.HookBeforeTool, &abi.BeforeToolInput{Args: map[string]any{"to": "bob"}, Confirmation: &abi.ToolConfirmation{Confirmed: true}},
+			&abi.BeforeToolOutput{Result: map[string]any{"skipped": true}}, false},
 		{"before_model request with history", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Request: &abi.LlmRequest{Contents: []*abi.Content{call, answer}}}, false},
 		// Where the request goes and what the model reaches besides the
 		// agent's tools stay the engine's.

@@ -147,7 +147,11 @@ func toolInfo(t callbacks.Tool) abi.ToolInfo {
 func (m *Module) beforeTool(ctx callbacks.ToolContext, t callbacks.Tool, args map[string]any) (map[string]any, error) {
 	const hook = abi.HookBeforeTool
 	h := toolHost(m, hook, ctx)
-	out, err := invoke[abi.BeforeToolOutput](ctx, m, hook, "", &abi.BeforeToolInput{Context: h.info(), Tool: toolInfo(t), Args: args}, h)
+	in := &abi.BeforeToolInput{Context: h.info(), Tool: toolInfo(t), Args: args}
+	if c := ctx.ToolConfirmation(); c != nil {
+		in.Confirmation = &abi.ToolConfirmation{Hint: c.Hint, Confirmed: c.Confirmed, Payload: c.Payload}
+	}
+	out, err := invoke[abi.BeforeToolOutput](ctx, m, hook, "", in, h)
 	if err != nil {
 		return nil, err
 	}

@@ -240,6 +240,31 @@ func TestUserMessageAnswersKept(t *testing.T) {
 	}
 }
 
+// TestConfirmedArgsKept: the guest's before_tool redacts echo's password
+// argument. On a call the user has confirmed, the host tells it so
+// (BeforeToolInput.confirmation) and refuses the change: the call runs
+// with the arguments the user confirmed, or not at all.
+func TestConfirmedArgsKept(t *testing.T) {
+	t.Parallel()
+	m := load(t, host.ModuleConfig{})
+	before := m.Callbacks().BeforeTool[0]
+	echo := findTool(t, m, "echo")
+	args := map[string]any{"password": "hunter2"}
+	if _, err := before(newFakeCtx(nil), echo, args); err != nil || args["redacted"] != true {
+		t.Fatalf("unconfirmed call: args %v, err %v; want them redacted", args, err)
+	}
+	ctx := newFakeCtx(nil)
+	ctx.confirm = &session.ToolConfirmation{Confirmed: true}
+	args = map[string]any{"password": "hunter2"}
+	_, err := before(ctx, echo, args)
+	if !errors.Is(err, host.ErrNotPermitted) || !strings.Contains(err.Error(), "the user confirmed") {
+		t.Fatalf("confirmed call: err = %v, want ErrNotPermitted", err)
+	}
+	if args["password"] != "hunter2" || len(args) != 1 {
+		t.Errorf("confirmed call's args changed: %v", args)
+	}
+}
+
 func TestToolDeclarations(t *testing.T) {
 	t.Parallel()
 	m := load(t, host.ModuleConfig{})
