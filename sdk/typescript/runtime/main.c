@@ -11,7 +11,9 @@
  * output, sdk/typescript bundled in) mounted read-only; QuickJS evaluates
  * it, and wizer writes the initialised memory into a new module. At run
  * time nothing is read from a filesystem: every hook export calls the
- * dispatcher the SDK installs, globalThis.__adkhostDispatch(hook, input).
+ * dispatcher the SDK installs, globalThis.__adkhostDispatch(hook, input),
+ * with the input message parsed (or as a string when it is not JSON the
+ * runtime's parser takes, for the SDK's JSON.parse).
  */
 #include "quickjs.c"
 
@@ -368,6 +370,279 @@ static void install_fast_stringify(JSValueConst global) {
   JS_FreeValue(ctx, json);
 }
 
+/* ---- The hook's input message, parsed here from the host's bytes: no
+ * JavaScript string of the input, and keys found as the atoms they
+ * already are, not built as strings first. The input is JSON from the
+ * host; anything this does not take (numbers of more than 64 characters,
+ * nesting deeper than 64, invalid JSON, bytes that are not UTF-8) goes
+ * to JSON.parse in the SDK, which answers as before. */
+
+typedef struct {
+  JSContext *c;
+  const uint8_t *p, *end;
+} FastIn;
+
+#define FAST_FAIL JS_MKVAL(JS_TAG_UNINITIALIZED, 0)
+
+static void in_ws(FastIn *in) {
+  while (in->p < in->end && (*in->p == ' ' || *in->p == '\n' || *in->p == '\r' || *in->p == '\t')) in->p++;
+}
+
+static int hexval(uint8_t h) {
+  if (h >= '0' && h <= '9') return h - '0';
+  if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+  if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+  return -1;
+}
+
+/* in_string parses a string after its opening quote: a JS string, or
+ * FAST_FAIL, or JS_EXCEPTION. */
+static JSValue in_string(FastIn *in) {
+  const uint8_t *s = in->p;
+  while (in->p < in->end && *in->p >= 0x20 && *in->p < 0x80 && *in->p != '"' && *in->p != '\\') in->p++;
+  if (in->p < in->end && *in->p == '"') {
+    JSValue v = js_new_string8_len(in->c, (const char *)s, in->p - s);
+    in->p++;
+    return v;
+  }
+  /* Escapes or UTF-8: character by character, as QuickJS's parser does. */
+  StringBuffer b;
+  string_buffer_init(in->c, &b, (in->p - s) + 16);
+  string_buffer_write8(&b, s, in->p - s);
+  for (;;) {
+    if (in->p >= in->end) goto fail;
+    uint32_t ch = *in->p++;
+    if (ch == '"') break;
+    if (ch < 0x20) goto fail;
+    if (ch == '\\') {
+      if (in->p >= in->end) goto fail;
+      ch = *in->p++;
+      switch (ch) {
+      case 'b': ch = '\b'; break;
+      case 'f': ch = '\f'; break;
+      case 'n': ch = '\n'; break;
+      case 'r': ch = '\r'; break;
+      case 't': ch = '\t'; break;
+      case '"': case '\\': case '/': break;
+      case 'u':
+        if (in->end - in->p < 4) goto fail;
+        ch = 0;
+        for (int i = 0; i < 4; i++) {
+          int h = hexval(*in->p++);
+          if (h < 0) goto fail;
+          ch = (ch << 4) | h;
+        }
+        break;
+      default:
+        goto fail;
+      }
+    } else if (ch >= 0x80) {
+      /* utf8_decode may read UTF8_CHAR_LEN_MAX bytes: near the end, a
+       * zero-padded copy (a zero ends any sequence). */
+      const uint8_t *at = in->p - 1, *next;
+      uint8_t tail[UTF8_CHAR_LEN_MAX] = {0};
+      if (in->end - at < UTF8_CHAR_LEN_MAX) {
+        memcpy(tail, at, in->end - at);
+        ch = utf8_decode(tail, &next);
+        next = at + (next - tail);
+      } else {
+        ch = utf8_decode(at, &next);
+      }
+      if (next == in->p) goto fail;  /* not UTF-8 */
+      in->p = next;
+    }
+    if (string_buffer_putc(&b, ch)) {
+      string_buffer_free(&b);
+      return JS_EXCEPTION;
+    }
+  }
+  return string_buffer_end(&b);
+fail:
+  string_buffer_free(&b);
+  return FAST_FAIL;
+}
+
+static JSValue in_number(FastIn *in) {
+  const uint8_t *s = in->p;
+  bool neg = false, integer = true;
+  if (*in->p == '-') {
+    neg = true;
+    in->p++;
+  }
+  const uint8_t *digits = in->p;
+  while (in->p < in->end && *in->p >= '0' && *in->p <= '9') in->p++;
+  size_t nd = in->p - digits;
+  if (nd == 0 || (digits[0] == '0' && nd > 1)) return FAST_FAIL;
+  if (in->p < in->end && *in->p == '.') {
+    integer = false;
+    in->p++;
+    const uint8_t *f = in->p;
+    while (in->p < in->end && *in->p >= '0' && *in->p <= '9') in->p++;
+    if (in->p == f) return FAST_FAIL;
+  }
+  if (in->p < in->end && (*in->p == 'e' || *in->p == 'E')) {
+    integer = false;
+    in->p++;
+    if (in->p < in->end && (*in->p == '+' || *in->p == '-')) in->p++;
+    const uint8_t *e = in->p;
+    while (in->p < in->end && *in->p >= '0' && *in->p <= '9') in->p++;
+    if (in->p == e) return FAST_FAIL;
+  }
+  if (integer && nd <= 9 && !(neg && digits[0] == '0')) {
+    int32_t v = 0;
+    for (size_t i = 0; i < nd; i++) v = v * 10 + (digits[i] - '0');
+    return JS_NewInt32(in->c, neg ? -v : v);
+  }
+  /* What QuickJS's JSON.parse does: strtod of the token. */
+  char buf[65];
+  size_t n = in->p - s;
+  if (n >= sizeof buf) return FAST_FAIL;
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  return JS_NewFloat64(in->c, strtod(buf, NULL));
+}
+
+static JSValue in_value(FastIn *in, int depth);
+
+static JSValue in_object(FastIn *in, int depth) {
+  JSContext *c = in->c;
+  JSValue obj = JS_NewObject(c);
+  if (JS_IsException(obj)) return obj;
+  in_ws(in);
+  if (in->p < in->end && *in->p == '}') {
+    in->p++;
+    return obj;
+  }
+  for (;;) {
+    if (in->p >= in->end || *in->p != '"') goto fail;
+    in->p++;
+    /* A plain key: found among the atoms without a string. */
+    const uint8_t *k = in->p;
+    while (in->p < in->end && *in->p >= 0x20 && *in->p < 0x80 && *in->p != '"' && *in->p != '\\') in->p++;
+    JSAtom atom;
+    if (in->p < in->end && *in->p == '"') {
+      atom = JS_NewAtomLen(c, (const char *)k, in->p - k);
+      in->p++;
+    } else {
+      in->p = k;
+      JSValue ks = in_string(in);
+      if (JS_IsException(ks)) goto exception;
+      if (JS_VALUE_GET_TAG(ks) == JS_TAG_UNINITIALIZED) goto fail;
+      atom = JS_ValueToAtom(c, ks);
+      JS_FreeValue(c, ks);
+    }
+    if (atom == JS_ATOM_NULL) goto exception;
+    in_ws(in);
+    if (in->p >= in->end || *in->p != ':') {
+      JS_FreeAtom(c, atom);
+      goto fail;
+    }
+    in->p++;
+    JSValue v = in_value(in, depth + 1);
+    if (JS_IsException(v) || JS_VALUE_GET_TAG(v) == JS_TAG_UNINITIALIZED) {
+      JS_FreeAtom(c, atom);
+      JS_FreeValue(c, obj);
+      return v;
+    }
+    int r = JS_DefinePropertyValue(c, obj, atom, v, JS_PROP_C_W_E);
+    JS_FreeAtom(c, atom);
+    if (r < 0) goto exception;
+    in_ws(in);
+    if (in->p >= in->end) goto fail;
+    if (*in->p == '}') {
+      in->p++;
+      return obj;
+    }
+    if (*in->p++ != ',') goto fail;
+    in_ws(in);
+  }
+fail:
+  JS_FreeValue(c, obj);
+  return FAST_FAIL;
+exception:
+  JS_FreeValue(c, obj);
+  return JS_EXCEPTION;
+}
+
+static JSValue in_array(FastIn *in, int depth) {
+  JSContext *c = in->c;
+  JSValue arr = JS_NewArray(c);
+  if (JS_IsException(arr)) return arr;
+  in_ws(in);
+  if (in->p < in->end && *in->p == ']') {
+    in->p++;
+    return arr;
+  }
+  for (uint32_t i = 0;; i++) {
+    JSValue v = in_value(in, depth + 1);
+    if (JS_IsException(v) || JS_VALUE_GET_TAG(v) == JS_TAG_UNINITIALIZED) {
+      JS_FreeValue(c, arr);
+      return v;
+    }
+    if (JS_DefinePropertyValueUint32(c, arr, i, v, JS_PROP_C_W_E) < 0) {
+      JS_FreeValue(c, arr);
+      return JS_EXCEPTION;
+    }
+    in_ws(in);
+    if (in->p >= in->end) break;
+    if (*in->p == ']') {
+      in->p++;
+      return arr;
+    }
+    if (*in->p++ != ',') break;
+  }
+  JS_FreeValue(c, arr);
+  return FAST_FAIL;
+}
+
+static bool in_word(FastIn *in, const char *w, size_t n) {
+  if ((size_t)(in->end - in->p) < n || memcmp(in->p, w, n) != 0) return false;
+  in->p += n;
+  return true;
+}
+
+/* in_value: a value, or FAST_FAIL, or JS_EXCEPTION. */
+static JSValue in_value(FastIn *in, int depth) {
+  if (depth >= FAST_MAX_DEPTH) return FAST_FAIL;
+  in_ws(in);
+  if (in->p >= in->end) return FAST_FAIL;
+  switch (*in->p) {
+  case '{':
+    in->p++;
+    return in_object(in, depth);
+  case '[':
+    in->p++;
+    return in_array(in, depth);
+  case '"':
+    in->p++;
+    return in_string(in);
+  case 't':
+    return in_word(in, "true", 4) ? JS_TRUE : FAST_FAIL;
+  case 'f':
+    return in_word(in, "false", 5) ? JS_FALSE : FAST_FAIL;
+  case 'n':
+    return in_word(in, "null", 4) ? JS_NULL : FAST_FAIL;
+  default:
+    if (*in->p == '-' || (*in->p >= '0' && *in->p <= '9')) return in_number(in);
+    return FAST_FAIL;
+  }
+}
+
+/* parse_input answers the input message as JSON.parse would, or the
+ * input as a string for the SDK's JSON.parse (which throws its error), or
+ * JS_EXCEPTION (out of memory). */
+static JSValue parse_input(const char *buf, uint32_t len) {
+  FastIn in = {ctx, (const uint8_t *)buf, (const uint8_t *)buf + len};
+  JSValue v = in_value(&in, 0);
+  if (JS_IsException(v)) return v;
+  if (JS_VALUE_GET_TAG(v) != JS_TAG_UNINITIALIZED) {
+    in_ws(&in);
+    if (in.p == in.end) return v;
+    JS_FreeValue(ctx, v);  /* trailing data */
+  }
+  return JS_NewStringLen(ctx, buf, len);
+}
+
 /* ---- Initialisation (run by wizer at build time). */
 
 static void print_exception(void) {
@@ -528,7 +803,12 @@ static uint64_t call(const char *hook, const char *in, uint32_t len) {
     if (getentropy(&seed, sizeof seed) == 0 && seed != 0) ctx->random_state = seed;
     reseeded = true;
   }
-  JSValue args[2] = {JS_NewString(ctx, hook), JS_NewStringLen(ctx, in ? in : "", in ? len : 0)};
+  /* The input goes to the dispatcher parsed (parse_input). */
+  JSValue args[2] = {JS_NewString(ctx, hook), in && len > 0 ? parse_input(in, len) : JS_NewString(ctx, "")};
+  if (JS_IsException(args[1])) {
+    JS_FreeValue(ctx, args[0]);
+    return error_output("internal error in the JavaScript runtime");
+  }
   JSValue r = JS_Call(ctx, dispatch_fn, JS_UNDEFINED, 2, args);
   JS_FreeValue(ctx, args[0]);
   JS_FreeValue(ctx, args[1]);

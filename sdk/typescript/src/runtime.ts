@@ -232,7 +232,11 @@ class Runtime {
     this.built = true;
   }
 
-  dispatch(hook: string, input: string): string | Promise<string> {
+  /**
+   * dispatch runs a hook. input is the message as the runtime parsed it,
+   * or its JSON ("" for none).
+   */
+  dispatch(hook: string, input: string | Msg): string | Promise<string> {
     try {
       if (hook === "__init") {
         this.init();
@@ -241,7 +245,7 @@ class Runtime {
       if (hook === "describe") return this.describe;
       const handler = this.handlers.get(hook);
       if (!handler) return out({ error: `this module does not implement ${hook}` });
-      const r = handler(input ? JSON.parse(input) : {});
+      const r = handler(typeof input !== "string" ? input : input ? JSON.parse(input) : {});
       if (isThenable(r)) return Promise.resolve(r).then(done, fail);
       return done(r);
     } catch (e) {
@@ -255,8 +259,12 @@ class Runtime {
     if (!t) return { error: `no tool "${msg.tool}" in this module` };
     const ctx = new Context(msg.context as InvocationInfo, msg.confirmation);
     const args = (msg.args ?? {}) as never;
-    return after(t.execute(args, ctx), (result) => ({ result: result === undefined ? null : result }));
+    return after(t.execute(args, ctx), toolResult);
   }
+}
+
+function toolResult(result: unknown): Out {
+  return { result: result === undefined ? null : result };
 }
 
 function toolInfo(msg: Msg): BaseTool {
@@ -376,7 +384,7 @@ const g = globalThis as any;
 if (g.__adkhostDispatch !== undefined) {
   throw new Error("the adkhost SDK is bundled twice: depend on one copy of it");
 }
-g.__adkhostDispatch = (hook: string, input: string) => runtime.dispatch(hook, input);
+g.__adkhostDispatch = (hook: string, input: string | Msg) => runtime.dispatch(hook, input);
 
 // console: log lines through the host (to the build's output while the
 // module is built).
