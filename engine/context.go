@@ -353,7 +353,10 @@ func (c *InvocationContext) countReplacement(orig, merged *session.Event) error 
 // tools produce against RunConfig.MaxBytes.
 type byteBudget struct {
 	used atomic.Int64
-	mu   sync.Mutex
+	// copyMu makes agent tools copy the caller's state one at a time
+	// (AgentTool.seedSession).
+	copyMu sync.Mutex
+	mu     sync.Mutex
 	// counted holds the parts of tool results counted as they arrived,
 	// with their size, until the event merging them is counted.
 	counted map[*genai.Part]int64

@@ -6,8 +6,10 @@ package engine_test
 // (RunConfig.MaxFunctionCalls).
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -383,6 +385,45 @@ func TestMaxBytes(t *testing.T) {
 			if n := saves.Load(); n != 6 {
 				t.Errorf("nested %v: %d saves of 256 KiB were tried, want 6 (the 6th refused)", nested, n)
 			}
+		}
+	})
+	t.Run("agent tools' copies of the caller's state", func(t *testing.T) {
+		t.Parallel()
+		// Each agent tool run copies the caller's state into its session
+		// and holds it while it runs: a state of 200,000 small keys (2.4
+		// MB of JSON) took about 90 MB per run, and 64 parallel calls
+		// peaked at 2.7 GB. Here two copies fit the bound at once, a third
+		// does not: the runs that hold theirs wait for each other.
+		state := map[string]any{}
+		for i := range 2000 {
+			state[fmt.Sprintf("k%d", i)] = 1.0
+		}
+		// The runs that got their copy wait until the third call is
+		// refused (or, without the bound, has started too).
+		var running, refused atomic.Int64
+		inner := newLlm(t, engine.LlmAgentConfig{Name: "inner", Model: scripted.FromSteps("im"),
+			BeforeModel: []callbacks.BeforeModel{func(cc callbacks.CallbackContext, _ *model.Request) (*model.Response, error) {
+				running.Add(1)
+				for running.Load() < 3 && refused.Load() == 0 {
+					runtime.Gosched()
+				}
+				return text("ok"), nil
+			}}})
+		root := newLlm(t, engine.LlmAgentConfig{Name: "root", Model: scripted.New("m", calls(fcall("inner", map[string]any{"request": "a"}),
+			fcall("inner", map[string]any{"request": "b"}), fcall("inner", map[string]any{"request": "c"})), text("done")),
+			Tools: []tool.Tool{&engine.AgentTool{Agent: inner}},
+			OnToolError: []callbacks.OnToolError{func(_ callbacks.ToolContext, _ callbacks.Tool, _ map[string]any, err error) (map[string]any, error) {
+				refused.Add(1)
+				return nil, nil
+			}}})
+		r, svc := mustRunner(t, root)
+		if _, err := svc.Create(context.Background(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s", State: state}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := run(t, r, svc, "s", userText("Go."), engine.RunConfig{MaxBytes: 1_200_000})
+		wantLimit(t, err, 1_200_000, "copy of the caller's state")
+		if n := running.Load(); n != 2 {
+			t.Errorf("%d agent tool runs started, want 2", n)
 		}
 	})
 	t.Run("the default", func(t *testing.T) {

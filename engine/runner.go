@@ -80,16 +80,19 @@ type RunConfig struct {
 	// TooManyFunctionCallsError before any call runs or the response is
 	// stored (google-adk runs them all at once).
 	MaxFunctionCalls int
-	// MaxBytes limits the bytes the invocation produces, those of the
-	// agents it runs as tools (AgentTool) included: every event it stores
-	// (session.EventSize: content, state delta, metadata...), every
-	// artifact its tools and callbacks save, and every tool result as it
-	// arrives, before the results of one response are
-	// merged into one event (counted once). 0 means DefaultMaxBytes, a
-	// negative value means no limit. Each of MaxEvents events may carry a
-	// module's max_output_bytes, and a response's MaxFunctionCalls results
-	// are held together: without this bound one run held and stored
-	// gigabytes. Past it the run fails with a BytesLimitExceededError.
+	// MaxBytes limits the bytes the invocation produces and holds, those
+	// of the agents it runs as tools (AgentTool) included: every event it
+	// stores (session.EventSize: content, state delta, metadata...), every
+	// artifact its tools and callbacks save, every tool result as it
+	// arrives, before the results of one response are merged into one
+	// event (counted once), and, while they run, the copies of the
+	// caller's state that agent tools seed their sessions with (256 bytes
+	// a map entry or list element: the copies share strings). 0 means
+	// DefaultMaxBytes, a negative value means no limit. Each of MaxEvents
+	// events may carry a module's max_output_bytes, and a response's
+	// MaxFunctionCalls results are held together: without this bound one
+	// run held and stored gigabytes. Past it the run fails with a
+	// BytesLimitExceededError.
 	MaxBytes int64
 	// StateDelta is applied with the user's message.
 	StateDelta map[string]any
