@@ -142,6 +142,13 @@ func (r *Runner) CallTool(ctx context.Context, call DirectToolCall) (*DirectTool
 	if err != nil {
 		return nil, err
 	}
+	// Both events count as a run's do: the result as it arrives, and the
+	// events as they are stored (the result's parts once).
+	if resp != nil {
+		if err := ictx.countResult(resp, truncateUTF8(t.Name(), maxLoggedNameBytes)); err != nil {
+			return nil, err
+		}
+	}
 	if resp == nil {
 		// A long-running tool that answers later: the call is still
 		// recorded, with an empty response, so the session shows it.
@@ -152,6 +159,9 @@ func (r *Runner) CallTool(ctx context.Context, call DirectToolCall) (*DirectTool
 	}
 	out := &DirectToolResult{InvocationID: inv.id}
 	for _, ev := range []*session.Event{callEv, resp} {
+		if err := ictx.countEvent(ev); err != nil {
+			return nil, fmt.Errorf("call tool: %w", err)
+		}
 		stored, err := r.processAndAppend(ictx, ev)
 		if err != nil {
 			return nil, fmt.Errorf("call tool: %w", err)

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/adkhost/adkhost/callbacks"
@@ -91,5 +92,32 @@ func TestCallToolRunsThePipelineAndStoresTheCall(t *testing.T) {
 	}
 	if n := len(loadSession(t, svc, "s").Events()); n != 4 {
 		t.Errorf("failed calls stored events: %d events, want 4", n)
+	}
+}
+
+// A direct tool call (an MCP client's) is bounded as a run is: its result
+// counted against RunConfig.MaxBytes as it arrives; past the bound
+// nothing of the call is stored.
+func TestCallToolMaxBytes(t *testing.T) {
+	t.Parallel()
+	big := newTool(t, "big", nil, func(callbacks.ToolContext, map[string]any) (any, error) {
+		return map[string]any{"data": strings.Repeat("x", 64<<10)}, nil
+	})
+	root := newLlm(t, engine.LlmAgentConfig{Name: "root", Tools: []tool.Tool{big}})
+	r, svc := mustRunner(t, root)
+	ctx := context.Background()
+	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.CallTool(ctx, engine.DirectToolCall{UserID: "u", SessionID: "s", Agent: "root", Tool: "big", Limits: engine.RunConfig{MaxBytes: 32 << 10}})
+	var be *engine.BytesLimitExceededError
+	if !errors.As(err, &be) || be.Limit != 32<<10 || !strings.Contains(be.What, `tool "big"`) {
+		t.Fatalf("err = %v, want a BytesLimitExceededError of 32 KiB", err)
+	}
+	if n := len(loadSession(t, svc, "s").Events()); n != 0 {
+		t.Errorf("stored %d events of the refused call", n)
+	}
+	if _, err := r.CallTool(ctx, engine.DirectToolCall{UserID: "u", SessionID: "s", Agent: "root", Tool: "big"}); err != nil {
+		t.Errorf("within the default bound: %v", err)
 	}
 }
