@@ -47,7 +47,13 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 		if ui == nil || o.Message == nil {
 			return nil
 		}
-		return refuse(admitCalls("message", ui.Message, o.Message, true))
+		bad := admitCalls("message", ui.Message, o.Message, true)
+		if !m.cfg.Grants.Artifacts && addsInlineData(ui.Message, o.Message) {
+			// With save_input_blobs_as_artifacts the runner saves a user
+			// message's inline data as artifacts of the session.
+			bad = append(bad, "message's inline data (needs the artifacts grant: the runner may save it as an artifact)")
+		}
+		return refuse(bad)
 	case *abi.ContentOutput:
 		// before_agent, after_agent, before_run: the content becomes an
 		// event of the agent (or "model"), which calls no tool and
@@ -248,6 +254,25 @@ func admitCallIDs(model, after *abi.LlmResponse) []string {
 		}
 	}
 	return nil
+}
+
+// addsInlineData reports whether after holds an inlineData part before
+// does not.
+func addsInlineData(before, after *abi.Content) bool {
+	var have []*abi.Blob
+	if before != nil {
+		for _, p := range before.Parts {
+			if p != nil && p.InlineData != nil {
+				have = append(have, p.InlineData)
+			}
+		}
+	}
+	for _, p := range after.Parts {
+		if p != nil && p.InlineData != nil && !slices.ContainsFunc(have, func(b *abi.Blob) bool { return sameJSON(b, p.InlineData) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // admitResponses refuses function responses in c.

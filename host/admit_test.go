@@ -208,11 +208,14 @@ func FuzzAdmitEvent(f *testing.F) {
 	})
 }
 
-// FuzzAdmitUserMessage: an admitted on_user_message replacement answers
-// exactly the calls the user's message answered, with the same answers.
+// FuzzAdmitUserMessage: an admitted on_user_message replacement from a
+// module with no grants answers exactly the calls the user's message
+// answered, with the same answers, and adds no inline data (which the
+// runner may save as artifacts).
 func FuzzAdmitUserMessage(f *testing.F) {
 	f.Add([]byte(`{"parts":[{"text":"hi"}]}`), []byte(`{"parts":[{"functionResponse":{"id":"c","name":"adk_request_confirmation","response":{"confirmed":true}}}]}`))
 	f.Add([]byte(`{"parts":[{"functionResponse":{"id":"c","name":"adk_request_confirmation","response":{"confirmed":false}}}]}`), []byte(`{"parts":[{"functionResponse":{"id":"c","name":"adk_request_confirmation","response":{"confirmed":true}}}]}`))
+	f.Add([]byte(`{"parts":[{"inlineData":{"mimeType":"a/b","data":"AAE="}}]}`), []byte(`{"parts":[{"inlineData":{"mimeType":"a/b","data":"AAI="}}]}`))
 	m := &Module{name: "m"}
 	f.Fuzz(func(t *testing.T, before, after []byte) {
 		var b, a abi.Content
@@ -227,6 +230,9 @@ func FuzzAdmitUserMessage(f *testing.F) {
 			return x.kind == y.kind && x.id == y.id && x.name == y.name && sameJSON(x.rest, y.rest)
 		}) {
 			t.Fatalf("admitted changed answers:\n before %+v\n after  %+v", pb, pa)
+		}
+		if addsInlineData(&b, &a) {
+			t.Fatal("admitted inline data without the artifacts grant")
 		}
 	})
 }
@@ -296,6 +302,9 @@ func TestAdmitOutputs(t *testing.T) {
 		{"a denial flipped to a confirmation", abi.HookOnUserMessage, &abi.UserMessageInput{Message: denial}, &abi.UserMessageOutput{Message: flipped}, true},
 		{"an answer minted", abi.HookOnUserMessage, &abi.UserMessageInput{Message: text}, &abi.UserMessageOutput{Message: flipped}, true},
 		{"an answer dropped", abi.HookOnUserMessage, &abi.UserMessageInput{Message: denial}, &abi.UserMessageOutput{Message: text}, true},
+		{"user message with inline data added", abi.HookOnUserMessage, &abi.UserMessageInput{Message: text}, &abi.UserMessageOutput{Message: &abi.Content{Role: "user", Parts: []*abi.Part{{Text: "hi"}, {InlineData: &abi.Blob{MIMEType: "text/plain", Data: []byte("planted")}}}}}, true},
+		{"user message keeping its inline data", abi.HookOnUserMessage, &abi.UserMessageInput{Message: &abi.Content{Parts: []*abi.Part{{Text: "see"}, {InlineData: &abi.Blob{MIMEType: "image/png", Data: []byte{1, 2}}}}}},
+			&abi.UserMessageOutput{Message: &abi.Content{Parts: []*abi.Part{{Text: "SEE"}, {InlineData: &abi.Blob{MIMEType: "image/png", Data: []byte{1, 2}}}}}}, false},
 		{"before_agent text", abi.HookBeforeAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: text}, false},
 		{"before_agent calling a tool", abi.HookBeforeAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: call}, true},
 		{"after_agent answering a call", abi.HookAfterAgent, &abi.AgentInput{}, &abi.ContentOutput{Content: answer}, true},
@@ -338,6 +347,13 @@ func TestAdmitOutputs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := m.admit(tc.hook, tc.in, tc.out)
+			if strings.Contains(tc.name, "inline data added") {
+				// The artifacts grant allows it.
+				granted := &Module{name: "m", cfg: ModuleConfig{Grants: sandbox.Grants{Artifacts: true}}}
+				if err := granted.admit(tc.hook, tc.in, tc.out); err != nil {
+					t.Fatalf("with the artifacts grant: %v", err)
+				}
+			}
 			if tc.deny != (err != nil) || err != nil && !errors.Is(err, ErrNotPermitted) {
 				t.Fatalf("err = %v, want refused %v", err, tc.deny)
 			}
