@@ -55,18 +55,17 @@ func (t *transferTool) Run(ctx callbacks.ToolContext, args map[string]any) (any,
 
 // runTransferToAgent is google-adk's transfer_to_agent function as its
 // FunctionTool calls it: a call without agent_name is answered with the
-// missing-argument error for the model; an empty name transfers nowhere
-// (google-adk's scheduler only transfers to a non-empty string).
+// missing-argument error for the model; an empty name, or one that is not
+// a string (null, a number: the function stores it unchecked), transfers
+// nowhere (google-adk's scheduler only transfers to a non-empty string).
+// google-adk's event then shows a number in actions.transfer_to_agent,
+// which adkhost's string field cannot hold.
 func runTransferToAgent(ctx callbacks.ToolContext, args map[string]any) (any, error) {
 	v, ok := args["agent_name"]
 	if !ok {
 		return tool.MissingArgumentsResult(transferToAgentName, "agent_name"), nil
 	}
-	name, isString := v.(string)
-	if !isString {
-		return nil, fmt.Errorf("transfer_to_agent: agent_name must be a string, got %T", v)
-	}
-	if name != "" {
+	if name, _ := v.(string); name != "" {
 		ctx.Actions().TransferToAgent = name
 	}
 	return nil, nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrNoArtifactService is returned by artifact calls when the Runner has
@@ -124,6 +125,29 @@ type TransferError struct {
 
 func (e *TransferError) Error() string     { return e.Message }
 func (e *TransferError) ErrorCode() string { return e.Code }
+
+// ArgumentTypeError is the TypeError Python raises when a built-in tool
+// hands a value of the wrong type to a function that needs another (the
+// model's arguments reach google-adk's built-in functions unchecked).
+type ArgumentTypeError struct{ Message string }
+
+func (e *ArgumentTypeError) Error() string     { return e.Message }
+func (e *ArgumentTypeError) ErrorCode() string { return "TypeError" }
+
+// pyTypeName is the name CPython's argument errors give the type of a
+// JSON value ("must be str, not int"); a whole float64 is the int a
+// model's JSON 5 is in Python.
+func pyTypeName(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "None"
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) <= 1<<53 {
+			return "int"
+		}
+	}
+	return pyType(v)
+}
 
 // agentRunError marks the agent whose run failed first, so the runner can
 // record the error event; it is transparent otherwise. author is the

@@ -58,7 +58,9 @@ func (t LoadMemoryTool) Run(ctx callbacks.ToolContext, args map[string]any) (any
 		if _, present := args["query"]; !present {
 			return tool.MissingArgumentsResult("load_memory", "query"), nil
 		}
-		return nil, fmt.Errorf("load_memory: query must be a string, got %T", args["query"])
+		// google-adk passes it on to the memory service, whose
+		// unicodedata.normalize refuses it.
+		return nil, &ArgumentTypeError{Message: "normalize() argument 2 must be str, not " + pyTypeName(args["query"])}
 	}
 	resp, err := ctx.SearchMemory(query)
 	if err != nil {
