@@ -30,8 +30,8 @@ type loadedApp struct {
 	closed    atomic.Bool // set once close has run, for tests and logs
 	closeOnce sync.Once
 	log       *slog.Logger
-	// gone, set when the app is deleted, runs after the version closed.
-	gone func()
+	// afterClose, set when the version is retired, runs once it closed.
+	afterClose func()
 }
 
 // close releases the app's modules once, whoever gets there first.
@@ -44,8 +44,8 @@ func (a *loadedApp) close() {
 		}
 		a.closed.Store(true)
 		a.log.Info("app version closed", "app", a.name, "version", a.version)
-		if a.gone != nil {
-			a.gone()
+		if a.afterClose != nil {
+			a.afterClose()
 		}
 	})
 }
@@ -79,6 +79,46 @@ type appSet struct {
 	// has ended, unless the name is served again by then (the metrics of
 	// the app are dropped).
 	gone func(name string)
+	// moduleGone, when set, is told the describe name of a module of a
+	// closed app version that no app served uses (its metrics are
+	// dropped).
+	moduleGone func(name string)
+}
+
+// retire retires a version of an app that left the set; removed says the
+// app was deleted rather than replaced.
+func (s *appSet) retire(old *loadedApp, removed bool) {
+	// Set before retire: a run releasing the version closes it only once
+	// it sees it retired.
+	old.afterClose = func() {
+		if removed && s.gone != nil && s.get(old.name) == nil {
+			s.gone(old.name)
+		}
+		if s.moduleGone == nil || old.app == nil {
+			return
+		}
+		for _, m := range old.app.Modules {
+			if !s.usesModuleNamed(m.Name()) {
+				s.moduleGone(m.Name())
+			}
+		}
+	}
+	old.retire()
+}
+
+// usesModuleNamed reports whether an app served has a module whose
+// describe name is name.
+func (s *appSet) usesModuleNamed(name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, a := range s.apps {
+		for _, m := range a.app.Modules {
+			if m.Name() == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func newAppSet() *appSet {
@@ -114,7 +154,7 @@ func (s *appSet) swap(a *loadedApp) {
 	delete(s.failed, a.name)
 	s.mu.Unlock()
 	if old != nil {
-		old.retire()
+		s.retire(old, false)
 	}
 	if s.changed != nil {
 		s.changed(a.name)
@@ -136,18 +176,10 @@ func (s *appSet) remove(name string) bool {
 	delete(s.apps, name)
 	delete(s.failed, name)
 	s.mu.Unlock()
-	gone := func() {
-		if s.gone != nil && s.get(name) == nil {
-			s.gone(name)
-		}
-	}
 	if old != nil {
-		// Set before retire: a run releasing the version closes it only
-		// once it sees it retired.
-		old.gone = gone
-		old.retire()
-	} else if failed {
-		gone()
+		s.retire(old, true)
+	} else if failed && s.gone != nil && s.get(name) == nil {
+		s.gone(name)
 	}
 	if s.changed != nil {
 		s.changed(name)

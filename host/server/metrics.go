@@ -102,3 +102,9 @@ func (m *metrics) forgetApp(name string) {
 	m.toolCalls.DeletePartialMatch(app)
 	m.errors.DeletePartialMatch(app)
 }
+
+// forgetModule drops the Wasm call latency series of a module (by its
+// describe name) that no app served uses any more.
+func (m *metrics) forgetModule(name string) {
+	m.wasmCallDur.DeletePartialMatch(prometheus.Labels{"module": name})
+}

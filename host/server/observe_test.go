@@ -110,3 +110,25 @@ func TestMetricsOfDeletedAppDropped(t *testing.T) {
 		t.Errorf("the app registered again is not counted afresh:\n%s", body)
 	}
 }
+
+// The Wasm call latency series are labelled by module, not app: they
+// stayed after the last app using the module was deleted.
+func TestMetricsOfUnusedModuleDropped(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{})
+	h.setupApp("wx", "v1", true)
+	h.must(http.StatusOK)(h.do("POST", "/apps/wx/users/u/sessions", map[string]any{"sessionId": "s"}))
+	h.must(http.StatusOK)(h.do("POST", "/run", runBody("wx", "u", "s", "Paris")))
+	series := `adkhost_wasm_call_duration_seconds_count{module="weather",tool="get_weather"} 1`
+	if body := string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil))); !strings.Contains(body, series) {
+		t.Fatalf("metrics lack %s", series)
+	}
+	// Replaced by a version using the same module: the series stays.
+	h.must(http.StatusOK)(h.putBundle("wx", appFiles("wx", "v2", true)))
+	if body := string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil))); !strings.Contains(body, series) {
+		t.Errorf("replacing the app dropped the series of the module it still uses")
+	}
+	h.must(http.StatusNoContent)(h.admin("DELETE", "/apps/wx", nil))
+	if body := string(h.must(http.StatusOK)(h.do("GET", "/metrics", nil))); strings.Contains(body, `module="weather"`) {
+		t.Errorf("series of module weather remain after its last app was deleted")
+	}
+}

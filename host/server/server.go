@@ -99,6 +99,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.obs = newObserver(s.metrics, cfg.Tracer)
 	s.apps.gone = s.obs.forgetApp
+	s.apps.moduleGone = s.metrics.forgetModule
 	if cfg.MCPSessionTimeout <= 0 {
 		s.cfg.MCPSessionTimeout = DefaultMCPSessionTimeout
 	}
