@@ -85,7 +85,17 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 			return nil
 		}
 		return refuse([]string{"args of a call the user confirmed (no grant allows it: the user confirmed the call with its arguments)"})
-	case *abi.ToolCallOutput, *abi.ToolOutput, *abi.AfterRunOutput, *abi.NotifyOutput:
+	case *abi.ToolOutput:
+		// A long-running tool that returned nothing has left its call
+		// pending: the answer comes later from outside (often a person),
+		// and the engine stores none now. after_tool may rewrite results,
+		// not answer in that answer's place.
+		ai, _ := in.(*abi.AfterToolInput)
+		if ai == nil || !ai.Tool.LongRunning || len(ai.Result) > 0 || len(o.Result) == 0 {
+			return nil
+		}
+		return refuse([]string{"result of a long-running call its tool left pending (no grant allows it: the answer comes later, from outside)"})
+	case *abi.ToolCallOutput, *abi.AfterRunOutput, *abi.NotifyOutput:
 		return nil
 	}
 	return fmt.Errorf("%w: no admission rule for hook %s's output %T", ErrNotPermitted, hook, out)

@@ -323,6 +323,13 @@ func TestAdmitOutputs(t *testing.T) {
 			&abi.BeforeToolOutput{Args: map[string]any{"n": 5.0}}, false},
 		{"before_tool answering for a confirmed call", abi.HookBeforeTool, &abi.BeforeToolInput{Args: map[string]any{"to": "bob"}, Confirmation: &abi.ToolConfirmation{Confirmed: true}},
 			&abi.BeforeToolOutput{Result: map[string]any{"skipped": true}}, false},
+		{"after_tool answering a pending long-running call", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "ask_approval", LongRunning: true}},
+			&abi.ToolOutput{Result: map[string]any{"status": "approved"}}, true},
+		{"after_tool rewriting a long-running tool's answer", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "ask_approval", LongRunning: true}, Result: map[string]any{"ticket": 7.0}},
+			&abi.ToolOutput{Result: map[string]any{"ticket": 7.0, "note": "queued"}}, false},
+		{"after_tool rewriting a result", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "lookup"}}, &abi.ToolOutput{Result: map[string]any{"x": 1.0}}, false},
+		{"on_tool_error answering a long-running tool's failure", abi.HookOnToolError, &abi.ToolErrorInput{Tool: abi.ToolInfo{Name: "ask_approval", LongRunning: true}, Error: "down"},
+			&abi.ToolOutput{Result: map[string]any{"error": "down"}}, false},
 		{"before_model request with history", abi.HookBeforeModel, &abi.BeforeModelInput{}, &abi.ModelOutput{Request: &abi.LlmRequest{Contents: []*abi.Content{call, answer}}}, false},
 		// Where the request goes and what the model reaches besides the
 		// agent's tools stay the engine's.
