@@ -544,7 +544,21 @@ static JSValue in_object(FastIn *in, int depth) {
       JS_FreeValue(c, obj);
       return v;
     }
-    int r = JS_DefinePropertyValue(c, obj, atom, v, JS_PROP_C_W_E);
+    /* A new key of the new object: added as JS_DefinePropertyValue would
+     * end up adding it, without its checks; a repeated key replaces. */
+    JSObject *po = JS_VALUE_GET_OBJ(obj);
+    int r = 0;
+    if (find_own_property1(po, atom) == NULL) {
+      JSProperty *pr = add_property(c, po, atom, JS_PROP_C_W_E);
+      if (pr == NULL) {
+        JS_FreeValue(c, v);
+        r = -1;
+      } else {
+        pr->u.value = v;
+      }
+    } else {
+      r = JS_DefinePropertyValue(c, obj, atom, v, JS_PROP_C_W_E);
+    }
     JS_FreeAtom(c, atom);
     if (r < 0) goto exception;
     in_ws(in);
@@ -823,6 +837,21 @@ static uint64_t call(const char *hook, const char *in, uint32_t len) {
   if (!JS_IsString(r)) {
     JS_FreeValue(ctx, r);
     return adkhost_output_str("{\"abiVersion\":1,\"error\":\"internal error in the JavaScript runtime: the dispatcher answered no string\"}");
+  }
+  if (JS_VALUE_GET_TAG(r) == JS_TAG_STRING) {
+    /* ASCII (most outputs: JSON escapes the rest of the ASCII range) is
+     * already UTF-8: copied once, into the output block. */
+    JSString *p = JS_VALUE_GET_STRING(r);
+    if (!p->is_wide_char) {
+      const uint8_t *b = str8(p);
+      uint32_t i = 0;
+      while (i < p->len && b[i] < 0x80) i++;
+      if (i == p->len) {
+        uint64_t out = adkhost_output((const char *)b, p->len);
+        JS_FreeValue(ctx, r);
+        return out;
+      }
+    }
   }
   size_t n;
   const char *s = JS_ToCStringLen(ctx, &n, r);

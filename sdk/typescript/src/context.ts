@@ -215,18 +215,24 @@ export class ReadonlyContext {
  * adk-js's ToolContext and CallbackContext in one (google-adk 2.x's
  * Context, which both name).
  */
+// A context's EventActions, built on first use: most calls never touch
+// actions, and EventActions holds a Proxy with two closures. Kept aside,
+// not in a field, because a field is defined on every context built.
+const ACTIONS = new WeakMap<Context, EventActions>();
+
 export class Context extends ReadonlyContext {
-  // Built on first use: most calls never touch actions, and EventActions
-  // holds a Proxy with two closures.
-  #actions: EventActions | undefined;
-  readonly toolConfirmation?: ToolConfirmation;
+  declare readonly toolConfirmation?: ToolConfirmation;
 
   constructor(info?: InvocationInfo, confirmation?: ToolConfirmation) {
     super(info);
     if (confirmation) this.toolConfirmation = confirmation;
   }
 
-  get actions(): EventActions { return (this.#actions ??= new EventActions()); }
+  get actions(): EventActions {
+    let a = ACTIONS.get(this);
+    if (a === undefined) ACTIONS.set(this, (a = new EventActions()));
+    return a;
+  }
   get functionCallId(): string | undefined { return this.info.functionCallId; }
   /** adk-js's name for actions. */
   get eventActions(): EventActions { return this.actions; }
