@@ -142,9 +142,8 @@ class ReadonlyContext:
     def user_content(self):
         return wrap(self._info.get("userContent"))
 
-    @property
-    def state(self):
-        return _STATE
+    # A class attribute, not a property: no Python call per access.
+    state = _STATE
 
 
 class Context(ReadonlyContext):

@@ -1,6 +1,6 @@
 """The host functions (ABI.md §4) with their status codes as exceptions."""
 
-from ._obj import dumps, dumps_str, loads as _loads
+from ._obj import _ENCODE_STR, dumps, dumps_str, loads as _loads
 
 try:
     import _adkhost
@@ -69,7 +69,8 @@ def state_set(key, value):
     # The most common host call of a tool, in one Python frame (the
     # interpreter in the sandbox pays for every call); the runtime takes
     # str as UTF-8.
-    st = _h.state_set(key if type(key) is str else _b(key), dumps_str(value))
+    st = _h.state_set(key if type(key) is str else _b(key),
+                      _ENCODE_STR(value) if type(value) is str else dumps_str(value))
     if st:
         raise HostError("state_set", st)
 
