@@ -91,7 +91,7 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 		// and the engine stores none now. after_tool may rewrite results,
 		// not answer in that answer's place.
 		ai, _ := in.(*abi.AfterToolInput)
-		if ai == nil || !ai.Tool.LongRunning || len(ai.Result) > 0 || len(o.Result) == 0 {
+		if ai == nil || !ai.Tool.LongRunning || !pending(ai.Result) || len(o.Result) == 0 {
 			return nil
 		}
 		return refuse([]string{"result of a long-running call its tool left pending (no grant allows it: the answer comes later, from outside)"})
@@ -99,6 +99,18 @@ func (m *Module) admit(hook abi.Hook, in, out abi.Message) error {
 		return nil
 	}
 	return fmt.Errorf("%w: no admission rule for hook %s's output %T", ErrNotPermitted, hook, out)
+}
+
+// pending reports whether an after_tool input's result is a long-running
+// tool's "no answer yet": the engine hands the chain a result that is not
+// an object as {"result": v}, so nothing (nil) and "" (both empty to the
+// engine) arrive as {"result": null} and {"result": ""}.
+func pending(result map[string]any) bool {
+	if len(result) == 0 {
+		return true
+	}
+	v, ok := result["result"]
+	return ok && len(result) == 1 && (v == nil || v == "")
 }
 
 // refuse is the error of an output changing the fields named in bad.

@@ -325,6 +325,12 @@ func TestAdmitOutputs(t *testing.T) {
 			&abi.BeforeToolOutput{Result: map[string]any{"skipped": true}}, false},
 		{"after_tool answering a pending long-running call", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "ask_approval", LongRunning: true}},
 			&abi.ToolOutput{Result: map[string]any{"status": "approved"}}, true},
+		// What the engine hands the chain for a tool that returned nothing,
+		// or "" (asResultMap).
+		{"after_tool answering a pending call, as the engine shows it", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "ask_approval", LongRunning: true}, Result: map[string]any{"result": nil}},
+			&abi.ToolOutput{Result: map[string]any{"status": "approved"}}, true},
+		{"after_tool answering a call pending with an empty string", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "ask_approval", LongRunning: true}, Result: map[string]any{"result": ""}},
+			&abi.ToolOutput{Result: map[string]any{"status": "approved"}}, true},
 		{"after_tool rewriting a long-running tool's answer", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "ask_approval", LongRunning: true}, Result: map[string]any{"ticket": 7.0}},
 			&abi.ToolOutput{Result: map[string]any{"ticket": 7.0, "note": "queued"}}, false},
 		{"after_tool rewriting a result", abi.HookAfterTool, &abi.AfterToolInput{Tool: abi.ToolInfo{Name: "lookup"}}, &abi.ToolOutput{Result: map[string]any{"x": 1.0}}, false},
