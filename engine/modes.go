@@ -6,9 +6,9 @@ package engine
 // adds; task.go runs the delegations.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -251,49 +251,50 @@ func (t *finishTaskTool) ProcessRequest(_ callbacks.ToolContext, req *model.Requ
 	return nil
 }
 
-// Run checks the arguments against the schema's required keys (and, for
-// the default schema, its one string field) and confirms; the delegating
-// run reads the output from the call's arguments.
+// Run validates the arguments as google-adk's FinishTaskTool does (the
+// output schema's pydantic TypeAdapter, validate_python; the default
+// schema forbids fields other than its result string) and confirms; a
+// failure answers the model with pydantic's message so it retries. The
+// delegating run reads the output from the call's arguments.
 func (t *finishTaskTool) Run(_ callbacks.ToolContext, args map[string]any) (any, error) {
-	if problems := t.validate(args); len(problems) > 0 {
-		return map[string]any{"error": fmt.Sprintf("Invoking `%s()` failed due to validation errors:\n%s\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters with correct types.", finishTaskName, strings.Join(problems, "\n"))}, nil
+	if msg := t.validate(args); msg != "" {
+		return map[string]any{"error": fmt.Sprintf("Invoking `%s()` failed due to validation errors:\n%s\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters with correct types.", finishTaskName, msg)}, nil
 	}
 	return finishTaskSuccessResult, nil
 }
 
-// validate returns what is wrong with args, one line each.
-func (t *finishTaskTool) validate(args map[string]any) []string {
-	var problems []string
-	if req, ok := t.params["required"].([]any); ok {
-		for _, r := range req {
-			if k, ok := r.(string); ok {
-				if _, present := args[k]; !present {
-					problems = append(problems, k+": Field required")
-				}
-			}
+// validate returns pydantic's message for args, or "" when they validate.
+func (t *finishTaskTool) validate(args map[string]any) string {
+	if t.wrapperKey != "" {
+		// A non-object schema: only the wrapper's presence is checked.
+		if _, ok := args[t.wrapperKey]; !ok {
+			return t.wrapperKey + ": Field required"
 		}
+		return ""
 	}
-	if t.defaultSchema {
-		if v, ok := args["result"]; ok {
-			if _, isStr := v.(string); !isStr {
-				problems = append(problems, "result: Input should be a valid string")
-			}
+	if _, _, err := validateArgs(t.params, nil, args); err != nil {
+		var verr *OutputValidationError
+		if errors.As(err, &verr) {
+			return verr.Error()
 		}
-		for _, k := range slices.Sorted(maps.Keys(args)) {
-			if k != "result" {
-				problems = append(problems, k+": Extra inputs are not permitted")
-			}
-		}
+		return err.Error()
 	}
-	return problems
+	return ""
 }
 
-// output is the task output carried by a finish_task call's arguments.
+// output is the task output carried by a finish_task call's arguments:
+// as validated against the output schema (pydantic's coercions applied,
+// "7" for an integer is 7), as google-adk's node runtime validates a
+// node's output.
 func (t *finishTaskTool) output(args map[string]any) any {
 	if t.wrapperKey != "" {
 		if v, ok := args[t.wrapperKey]; ok {
 			return v
 		}
+		return args
+	}
+	if out, _, err := validateArgs(t.params, nil, args); err == nil {
+		return out
 	}
 	return args
 }

@@ -405,6 +405,20 @@ func (v *schemaValidator) model(schema map[string]any, title string, in any, loc
 			}
 		}
 	}
+	// A model with extra="forbid" (additionalProperties false in its
+	// schema) refuses other fields, after its own fields' errors; in the
+	// input's order where known, else sorted.
+	if schema["additionalProperties"] == false {
+		keys := t.Keys()
+		if len(keys) != len(obj) {
+			keys = slices.Sorted(maps.Keys(obj))
+		}
+		for _, k := range keys {
+			if _, known := props[k]; !known {
+				v.fail(join(loc, k), "extra_forbidden", "Extra inputs are not permitted", obj[k], t.Field(k))
+			}
+		}
+	}
 	return out
 }
 
