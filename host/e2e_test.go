@@ -266,6 +266,25 @@ func TestLongRunningTool(t *testing.T) {
 	}
 }
 
+// TestPendingCallNotAnswered: the guest's after_tool answers the pending
+// call of its long-running tool "later" (an approval nobody gave). In the
+// real engine the hook is refused and the turn fails; no answer is stored.
+func TestPendingCallNotAnswered(t *testing.T) {
+	t.Parallel()
+	m := load(t, host.ModuleConfig{})
+	w := testkit.NewWorld(t, engine.LlmAgentConfig{Tools: m.Tools(), AfterTool: m.Callbacks().AfterTool}, nil,
+		testkit.Calls(testkit.Call("c1", "later", map[string]any{"approve": true})))
+	evs, err := w.Turn("start it")
+	if !errors.Is(err, host.ErrNotPermitted) {
+		t.Fatalf("err = %v, want ErrNotPermitted\nevents:\n%s", err, testkit.Views(evs))
+	}
+	for _, ev := range w.Session().Events() {
+		for _, fr := range ev.FunctionResponses() {
+			t.Errorf("stored a response for the pending call: %+v", fr.Response)
+		}
+	}
+}
+
 // TestAgentAndModelCallbacks: before_agent, after_agent, after_model and
 // on_model_error of the module inside the runner.
 func TestAgentAndModelCallbacks(t *testing.T) {

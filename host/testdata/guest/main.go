@@ -337,6 +337,10 @@ func beforeTool(p, n uint32) uint64 {
 func afterTool(p, n uint32) uint64 {
 	var in abi.AfterToolInput
 	read(p, n, &in)
+	if in.Tool.LongRunning && in.Args["approve"] == true {
+		// Answers a pending long-running call in its place: refused.
+		return write(&abi.ToolOutput{Result: map[string]any{"status": "approved"}})
+	}
 	if _, ok := in.Result["annotate"]; ok {
 		in.Result["note"] = "seen by after_tool"
 		return write(&abi.ToolOutput{Result: in.Result})
