@@ -107,11 +107,12 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-// out is the JSON of an output message: fields (the SDK's own object,
-// never holding abiVersion) and abiVersion, encoded once, not copied first.
+// out is the JSON of an output message: fields, an object the SDK built
+// for this output (never the user's), gets abiVersion last and is encoded
+// as it is, not copied first.
 function out(fields: Record<string, unknown>): string {
-  const s = JSON.stringify(fields);
-  return s.length > 2 ? s.slice(0, -1) + ',"abiVersion":1}' : '{"abiVersion":1}';
+  fields.abiVersion = 1;
+  return JSON.stringify(fields);
 }
 
 function fail(e: unknown): string {
