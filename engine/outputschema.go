@@ -111,22 +111,30 @@ func inputRepr(v any, order *keyorder.Tree) string {
 // literals of their Python repr, which pyfmt prints as floats. v is not
 // changed.
 func pythonFloats(v any) any {
+	return mapFloats(v, func(f float64) any {
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return f
+		}
+		return json.Number(pyfmt.FloatRepr(f))
+	})
+}
+
+// mapFloats returns a copy of v's lists and objects with each float64 in
+// them replaced by f's answer for it. v is not changed.
+func mapFloats(v any, f func(float64) any) any {
 	switch t := v.(type) {
 	case float64:
-		if math.IsInf(t, 0) || math.IsNaN(t) {
-			return t
-		}
-		return json.Number(pyfmt.FloatRepr(t))
+		return f(t)
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = pythonFloats(e)
+			out[i] = mapFloats(e, f)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			out[k] = pythonFloats(e)
+			out[k] = mapFloats(e, f)
 		}
 		return out
 	}
@@ -198,25 +206,12 @@ func validateModel(schema map[string]any, schemaOrder json.RawMessage, in any, i
 // within ±2^53 as int64, as Python's json decodes a model's 5 (pyfmt's
 // number policy).
 func wholeFloatsAsInts(v any) any {
-	switch t := v.(type) {
-	case float64:
-		if t == math.Trunc(t) && math.Abs(t) <= 1<<53 && !(t == 0 && math.Signbit(t)) {
-			return int64(t)
+	return mapFloats(v, func(f float64) any {
+		if f == math.Trunc(f) && math.Abs(f) <= 1<<53 && !(f == 0 && math.Signbit(f)) {
+			return int64(f)
 		}
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = wholeFloatsAsInts(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = wholeFloatsAsInts(e)
-		}
-		return out
-	}
-	return v
+		return f
+	})
 }
 
 type schemaValidator struct {
