@@ -34,7 +34,9 @@ type ToolContext struct {
 	// Tool is the tool being called.
 	Tool abi.ToolInfo
 	// Confirmation is the user's answer to an earlier RequestConfirmation
-	// of this function call, or nil. Only a tool call carries one.
+	// of this function call, or nil. A tool call and BeforeTool carry one
+	// (the host refuses a BeforeTool that changes a confirmed call's
+	// arguments).
 	Confirmation *abi.ToolConfirmation
 }
 

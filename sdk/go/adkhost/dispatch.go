@@ -253,6 +253,7 @@ func (r *registry) run(h abi.Hook, input []byte) (out abi.Message, err error) {
 			in.Args = map[string]any{}
 		}
 		ctx := toolContext(in.Context, h, in.Tool)
+		ctx.Confirmation = in.Confirmation
 		before := marshal(in.Args)
 		res, err := firstMap(len(cb.beforeTool), func(i int) (map[string]any, error) { return cb.beforeTool[i](ctx, in.Args) })
 		if err != nil {

@@ -379,3 +379,22 @@ func TestOutputTypesMatchABI(t *testing.T) {
 		t.Errorf("toolCallInput: %v", err)
 	}
 }
+
+// TestBeforeToolConfirmation: a before_tool callback sees the user's
+// answer to the call's confirmation request, as google-adk's
+// tool_context.tool_confirmation.
+func TestBeforeToolConfirmation(t *testing.T) {
+	fresh(t)
+	Module("m", "")
+	var got []*abi.ToolConfirmation
+	BeforeTool(func(ctx ToolContext, args map[string]any) (map[string]any, error) {
+		got = append(got, ctx.Confirmation)
+		return nil, nil
+	})
+	invoke[abi.BeforeToolOutput](t, abi.HookBeforeTool, &abi.BeforeToolInput{Context: ctxInfo, Tool: abi.ToolInfo{Name: "t"},
+		Confirmation: &abi.ToolConfirmation{Hint: "ok?", Confirmed: true}})
+	invoke[abi.BeforeToolOutput](t, abi.HookBeforeTool, &abi.BeforeToolInput{Context: ctxInfo, Tool: abi.ToolInfo{Name: "t"}})
+	if len(got) != 2 || got[0] == nil || !got[0].Confirmed || got[0].Hint != "ok?" || got[1] != nil {
+		t.Fatalf("confirmations seen = %+v", got)
+	}
+}
