@@ -243,7 +243,8 @@ def _tool_info(msg):
 def _callback_handler(hook, fn):
     """An agent callback, called with google-adk's keyword arguments."""
     def handle(msg):
-        ctx = Context(msg.get("context"))
+        # before_tool carries the user's confirmation of the call.
+        ctx = Context(msg.get("context"), msg.get("confirmation"))
         if hook in ("before_agent", "after_agent"):
             return _content(_await(fn(callback_context=ctx)))
         if hook == "before_model":
@@ -288,7 +289,7 @@ def _plugin_handler(hook, method):
                 return None
             r = _await(method(invocation_context=ic))
             return _content(r) if hook == "before_run" else None
-        ctx = Context(info)
+        ctx = Context(info, msg.get("confirmation"))
         agent = Obj({"name": (info or {}).get("agentName")})
         if hook in ("before_agent", "after_agent"):
             return _content(_await(method(agent=agent, callback_context=ctx)))

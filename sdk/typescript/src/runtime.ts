@@ -297,7 +297,8 @@ function toolOut(r: unknown, args?: Msg, before?: string): Out {
 
 function callbackHandler(hook: string, fn: Function): Handler {
   return (msg) => {
-    const context = new Context(msg.context);
+    // before_tool carries the user's confirmation of the call.
+    const context = new Context(msg.context, msg.confirmation);
     switch (hook) {
       case "before_agent":
       case "after_agent":
@@ -344,7 +345,7 @@ function pluginHandler(hook: string, m: Function): Handler {
       case "on_run_error":
         return after(m({ invocationContext: new InvocationContext(info), error: new Error(msg.error ?? "") }), () => undefined);
     }
-    const callbackContext = new Context(info);
+    const callbackContext = new Context(info, msg.confirmation);
     const agent = { name: info?.agentName };
     switch (hook) {
       case "before_agent":
