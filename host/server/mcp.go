@@ -518,10 +518,30 @@ func (a *mcpApp) sync(s *Server, la *loadedApp) {
 			a.server.RemoveTools(n)
 			continue
 		}
-		a.server.AddTool(&mcp.Tool{Name: n, Description: decl.Description, InputSchema: schema}, s.mcpToolHandler(a, n))
+		if err := addMCPTool(a.server, &mcp.Tool{Name: n, Description: decl.Description, InputSchema: schema}, s.mcpToolHandler(a, n)); err != nil {
+			s.log.Warn("mcp: tool not served", "app", la.name, "tool", n, "err", err)
+			a.server.RemoveTools(n)
+			continue
+		}
 		a.tools = append(a.tools, n)
 	}
 	a.synced = la
+}
+
+// addMCPTool adds t to srv. The go-sdk reports a tool it will not serve
+// by panicking (an x-mcp-header annotation on a property that is not a
+// string, integer or boolean, or two of them naming one header, ...), and
+// the schema is the guest's: the panic becomes an error, the tool is left
+// out, and neither the request syncing the list nor a replica's registry
+// watcher (which has no recover) fails with it.
+func addMCPTool(srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refuses the tool's schema: %v", r)
+		}
+	}()
+	srv.AddTool(t, h)
+	return nil
 }
 
 // mcpInputSchema is a tool's parameters schema as MCP's inputSchema, which

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/adkhost/adkhost/host/server"
+	"github.com/adkhost/adkhost/internal/wasmbuild"
 )
 
 // mcpRaw speaks MCP to h's /mcp/tools by hand: it initializes a session
@@ -216,5 +219,74 @@ func TestMCPToolCallsCountAgainstMaxRuns(t *testing.T) {
 	// The slot is free again.
 	if res := callTool(t, other, "add", map[string]any{"n": 1}); res.IsError {
 		t.Errorf("after the spin: %s", resultText(res))
+	}
+}
+
+// schemaWAT is a module of fixed tools (describe's tools, JSON) whose
+// every call answers {"ok": true}.
+func schemaWAT(t *testing.T, name, tools string) []byte {
+	t.Helper()
+	describe := `{"abiVersion":1,"name":"` + name + `","hooks":["tool_call"],"tools":` + tools + `}`
+	answer := `{"abiVersion":1,"result":{"ok":true}}`
+	q := func(s string) string { return strings.ReplaceAll(s, `"`, `\"`) }
+	const at = 8192
+	return wasmbuild.WAT(t, fmt.Sprintf(`(module
+  (memory (export "memory") 4)
+  (data (i32.const 16) "%s")
+  (data (i32.const %d) "%s")
+  (func (export "adkhost_abi_version_1"))
+  (func (export "adkhost_alloc") (param $n i32) (result i32)
+    (select (i32.const 65536) (i32.const 0) (i32.le_u (local.get $n) (i32.const 131072))))
+  (func (export "adkhost_free") (param i32 i32))
+  (func (export "adkhost_describe") (param i32 i32) (result i64)
+    (i64.const %d))
+  (func (export "adkhost_tool_call") (param i32 i32) (result i64)
+    (i64.const %d)))`, q(describe), at, q(answer), int64(16)<<32|int64(len(describe)), int64(at)<<32|int64(len(answer))))
+}
+
+// TestMCPToolSchemaTheSDKRefuses: a module tool whose parameters schema
+// the MCP SDK refuses (here an x-mcp-header annotation on an object
+// property, which go-sdk's AddTool panics on) is left out of the app's MCP
+// tools; its other tools are served, and re-registering the app, which
+// re-syncs the tool list of an app with MCP clients, still works. The
+// panic made every MCP request to the app a 500, and a replica syncing
+// the app from the registry (a goroutine of its own) died of it.
+func TestMCPToolSchemaTheSDKRefuses(t *testing.T) {
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken})
+	tools := `[{"name":"bad","description":"b","parameters":{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"X-A"}}}},` +
+		`{"name":"dup","description":"d","parameters":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X-A"},"b":{"type":"string","x-mcp-header":"x-a"}}}},` +
+		`{"name":"good","description":"g","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}]`
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/hdr", schemaWAT(t, "hdr", tools)))
+	app := map[string]string{
+		"root_agent.yaml":     "name: tools_agent\nmodel: scripted\ninstruction: Use the tools.\ntools:\n  - module: hdr\n",
+		"scripted_model.yaml": "rules:\n  - respond: {text: unused}\n",
+	}
+	h.must(http.StatusCreated)(h.putBundle("tools", app))
+	cs, err := h.mcpConnect(t, "tools", runToken)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Equal(names, []string{"good"}) {
+		t.Errorf("tools = %v, want [good]", names)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "good", Arguments: map[string]any{"a": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call good: %v %+v", err, res)
+	}
+	// A new version while a client is connected re-syncs at once.
+	app["root_agent.yaml"] = strings.Replace(app["root_agent.yaml"], "Use the tools.", "Use them.", 1)
+	h.must(http.StatusOK)(h.putBundle("tools", app))
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("tools/list after re-registration: %v", err)
 	}
 }
