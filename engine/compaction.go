@@ -128,7 +128,7 @@ func (c *compactor) summarizerFor(agent string, m model.Model) (Summarizer, erro
 		return c.summarizer, nil
 	}
 	if m == nil {
-		return nil, fmt.Errorf("no CompactionConfig.Summarizer is set and agent %q is not an LlmAgent with a model to summarize with", agent)
+		return nil, &NoSummarizerModelError{Agent: agent}
 	}
 	c.summarizer = NewLLMSummarizer(m, "")
 	return c.summarizer, nil
@@ -151,18 +151,36 @@ func (c *compactor) slidingWindowSet() bool {
 }
 
 // afterInvocation is google-adk Runner._run_post_invocation_compaction:
-// best effort, so a failure is logged and never fails the turn, and a
-// summary made while a newer turn changed the session is discarded.
-func (c *compactor) afterInvocation(ctx context.Context, svc session.Service, sess *session.Session) {
+// a summarizer that fails is logged (runAfterInvocation goes on with the
+// uncompacted history) and a summary made while a newer turn changed the
+// session is discarded, but any other failure, such as a root that has no
+// model to summarize with (NoSummarizerModelError) or a summary the store
+// refused, is returned: google-adk raises it out of run_async.
+func (c *compactor) afterInvocation(ctx context.Context, svc session.Service, sess *session.Session) error {
 	err := c.runAfterInvocation(ctx, svc, sess)
-	switch {
-	case err == nil:
-	case errors.Is(err, session.ErrStale):
+	if errors.Is(err, session.ErrStale) {
 		c.log.Info("discarding stale post-invocation compaction; a newer turn updated the session while summarization was running", "session", sess.ID)
-	default:
-		c.log.Warn("post-invocation event compaction failed; the session keeps its uncompacted history", "session", sess.ID, "err", err)
+		return nil
 	}
+	return err
 }
+
+// NoSummarizerModelError is google-adk's ValueError when compaction is
+// due, no CompactionConfig.Summarizer is set, and the agent that would
+// lend its model (the root, after an invocation) is not an LlmAgent. Set
+// CompactionConfig.Summarizer to compact under a workflow root.
+type NoSummarizerModelError struct {
+	// Agent is the agent that had no model.
+	Agent string
+}
+
+// Error is google-adk's message, which the turn's error carries.
+func (e *NoSummarizerModelError) Error() string {
+	return "No LlmAgent model available for event compaction summarizer."
+}
+
+// ErrorCode makes the error carry google-adk's exception name.
+func (*NoSummarizerModelError) ErrorCode() string { return "ValueError" }
 
 // runAfterInvocation is google-adk _run_compaction_for_sliding_window: a
 // token-threshold compaction when configured and triggered, else a
@@ -187,9 +205,9 @@ func (c *compactor) runAfterInvocation(ctx context.Context, svc session.Service,
 	if len(toCompact) == 0 || !rangeWorthCompacting(events, toCompact) {
 		return nil
 	}
-	ev := c.summarize(ctx, c.root.Info().Name, c.rootModel(), events, toCompact, "sliding_window")
-	if ev == nil {
-		return nil
+	ev, err := c.summarize(ctx, c.root.Info().Name, c.rootModel(), events, toCompact, "sliding_window")
+	if ev == nil || err != nil {
+		return err
 	}
 	if err := svc.AppendEvent(ctx, sess, ev); err != nil {
 		return fmt.Errorf("storing the sliding-window compaction: %w", err)
@@ -277,9 +295,9 @@ func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Se
 	if len(toCompact) == 0 || !rangeWorthCompacting(events, toCompact) {
 		return false, nil
 	}
-	ev := c.summarize(ctx, cmp.Or(agentName, c.root.Info().Name), m, events, toCompact, "token_threshold")
-	if ev == nil {
-		return false, nil
+	ev, err := c.summarize(ctx, cmp.Or(agentName, c.root.Info().Name), m, events, toCompact, "token_threshold")
+	if ev == nil || err != nil {
+		return false, err
 	}
 	ev.IsolationScope = scope
 	if err := svc.AppendEvent(ctx, sess, ev); err != nil {
@@ -289,25 +307,27 @@ func (c *compactor) compactForTokenThreshold(ctx context.Context, svc session.Se
 }
 
 // summarize asks the summarizer (summarizerFor) for a compaction of
-// toCompact. A failure is logged and yields nil: the full history is still
-// usable.
-func (c *compactor) summarize(ctx context.Context, agent string, m model.Model, events, toCompact []*session.Event, trigger string) *session.Event {
+// toCompact. A summarizer that fails is logged and yields nil, nil: the
+// full history is still usable. Having no summarizer at all is an error
+// (google-adk's _ensure_compaction_summarizer raises, outside the guard
+// around the summarizer's call).
+func (c *compactor) summarize(ctx context.Context, agent string, m model.Model, events, toCompact []*session.Event, trigger string) (*session.Event, error) {
 	sum, err := c.summarizerFor(agent, m)
-	var ev *session.Event
-	if err == nil {
-		ev, err = sum.Summarize(ctx, toCompact)
+	if err != nil {
+		return nil, err
 	}
+	ev, err := sum.Summarize(ctx, toCompact)
 	if err != nil {
 		c.log.Warn("event compaction failed; continuing with the uncompacted history", "trigger", trigger, "err", err)
-		return nil
+		return nil, nil
 	}
 	if ev == nil {
-		return nil
+		return nil, nil
 	}
 	if saved := promptCharsSaved(events, ev); saved < 0 {
 		c.log.Info("compaction grew the request: the summary is larger than what it replaced", "trigger", trigger, "chars", -saved, "events", len(toCompact))
 	}
-	return ev
+	return ev, nil
 }
 
 // latestPromptTokenCount is google-adk _latest_prompt_token_count: the

@@ -451,10 +451,11 @@ func TestNewRunnerCompactionErrors(t *testing.T) {
 }
 
 // Without a configured Summarizer, the first agent that needs one lends its
-// model, as in google-adk: under a SequentialAgent root, compaction after an
-// invocation has no model to use (it logs, and the turn goes on), and the
-// sub-agent's compaction before its request summarizes with the
-// sub-agent's model.
+// model, as in google-adk: under a SequentialAgent root, compaction after
+// the first invocation has no model to use, which ends that turn, after
+// its events, with google-adk's ValueError (NoSummarizerModelError); the
+// sub-agent's compaction before its next request summarizes with the
+// sub-agent's model, which is the summarizer from then on.
 func TestCompactionSummarizerIsTheFirstNeedingAgentsModel(t *testing.T) {
 	used := func(s string, tokens int32) *model.Response {
 		r := answer(s)
@@ -470,22 +471,31 @@ func TestCompactionSummarizerIsTheFirstNeedingAgentsModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
 	r, err := NewRunner(RunnerConfig{AppName: "app", Agent: root, Sessions: &monotonic{Service: session.NewInMemoryService()}, AutoCreateSession: true,
-		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
 		Compaction: &CompactionConfig{TokenThreshold: new(100), EventRetentionSize: new(0)}})
 	if err != nil {
 		t.Fatalf("NewRunner: %v", err)
 	}
-	for _, q := range []string{"question zero", "question one", "question two"} {
+	for i, q := range []string{"question zero", "question one", "question two"} {
+		var events int
+		var turnErr error
 		for _, err := range r.Run(context.Background(), "u", "s", &genai.Content{Role: "user", Parts: []*genai.Part{text(q)}}, RunConfig{}) {
 			if err != nil {
-				t.Fatalf("turn %q: %v", q, err)
+				turnErr = err
+				continue
 			}
+			events++
 		}
-	}
-	if !strings.Contains(logs.String(), `agent \"seq\" is not an LlmAgent with a model`) {
-		t.Errorf("compaction after the first invocation did not log the missing model:\n%s", logs.String())
+		var noModel *NoSummarizerModelError
+		switch {
+		case events != 1:
+			t.Errorf("turn %q: %d events, want the writer's answer", q, events)
+		case i == 0 && (!errors.As(turnErr, &noModel) || noModel.Agent != "seq" || noModel.ErrorCode() != "ValueError" ||
+			turnErr.Error() != "No LlmAgent model available for event compaction summarizer."):
+			t.Errorf("turn %q ended with %v, want google-adk's ValueError for the root without a model", q, turnErr)
+		case i > 0 && turnErr != nil:
+			t.Errorf("turn %q: %v", q, turnErr)
+		}
 	}
 	if len(m.requests) != 4 {
 		t.Fatalf("%d model requests, want 4 (a0, the summary, a1, a2)", len(m.requests))

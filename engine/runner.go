@@ -598,15 +598,27 @@ func (r *Runner) execWithPlugins(ictx *InvocationContext) iter.Seq2[*session.Eve
 			// google-adk's node runtime (an LlmAgent root) counts a caller
 			// that stopped early as a completed run and compacts.
 			if _, nodeRuntime := r.tree.root.(*LlmAgent); nodeRuntime {
-				r.compactAfterInvocation(ictx)
+				if err := r.compactAfterInvocation(ictx); err != nil {
+					// Told to on_run_error; the caller has gone.
+					plugins.OnRunError(ictx, err)
+					r.cfg.Logger.Error("post-invocation compaction failed after the caller stopped", "invocation", ictx.inv.id, "err", err)
+				}
 			}
 			return
 		}
 		if err == nil {
 			err = plugins.AfterRun(ictx)
 			if err == nil {
-				r.compactAfterInvocation(ictx)
-				return
+				err = r.compactAfterInvocation(ictx)
+				if err == nil {
+					return
+				}
+				// google-adk's legacy path (a workflow root) compacts
+				// after its plugin wrapper, so on_run_error is not told.
+				if _, nodeRuntime := r.tree.root.(*LlmAgent); !nodeRuntime {
+					yield(nil, err)
+					return
+				}
 			}
 		}
 		plugins.OnRunError(ictx, err)
@@ -641,12 +653,13 @@ func (r *Runner) abort(ictx *InvocationContext, yield func(*session.Event, error
 
 // compactAfterInvocation runs post-invocation event compaction, after the
 // invocation's events were yielded (google-adk
-// _run_post_invocation_compaction). It never fails the turn.
-func (r *Runner) compactAfterInvocation(ictx *InvocationContext) {
+// _run_post_invocation_compaction). A summarizer's failure does not fail
+// the turn; having no summarizer, or the store refusing the summary, does.
+func (r *Runner) compactAfterInvocation(ictx *InvocationContext) error {
 	if r.compactor == nil {
-		return
+		return nil
 	}
-	r.compactor.afterInvocation(ictx, r.cfg.Sessions, ictx.inv.session)
+	return r.compactor.afterInvocation(ictx, r.cfg.Sessions, ictx.inv.session)
 }
 
 // errStopped reports that the caller stopped iterating.
