@@ -301,8 +301,8 @@ func TestToolResults(t *testing.T) {
 	m := load(t, host.ModuleConfig{})
 	ctx := newFakeCtx(nil)
 	res, err := findTool(t, m, "echo").Run(ctx, map[string]any{"n": 1.5, "s": "x"})
-	if err != nil || !reflect.DeepEqual(res, map[string]any{"n": 1.5, "s": "x"}) {
-		t.Errorf("echo = %v, %v", res, err)
+	if r, ok := res.(tool.OrderedResult); err != nil || !ok || !reflect.DeepEqual(r.Value, map[string]any{"n": 1.5, "s": "x"}) || string(r.KeyOrder) != `{"n":1.5,"s":"x"}` {
+		t.Errorf("echo = %#v, %v; want the object with its JSON", res, err)
 	}
 	// A long-running tool without a result answers later: nil.
 	if res, err := findTool(t, m, "later").Run(ctx, nil); res != nil || err != nil {

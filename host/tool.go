@@ -10,7 +10,6 @@ import (
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/tool"
-	"github.com/adkhost/adkhost/internal/keyorder"
 )
 
 // Tool is a tool a module declares, as an engine tool: Run calls the
@@ -83,7 +82,9 @@ func (t *Tool) Declaration() *genai.FunctionDeclaration {
 // ctx as a Go tool's calls would: state writes and actions land on the
 // function response event. The result is the guest's: an object is the
 // function response, another value v becomes {"result": v}, and nil from a
-// long-running tool means the answer comes later. A failure is an *Error,
+// long-running tool means the answer comes later. An object or list comes
+// as a tool.OrderedResult with the JSON it was decoded from, for the order
+// of its keys. A failure is an *Error,
 // which the engine hands to the on_tool_error callbacks.
 //
 // Cost: one pooled call; encoding args and decoding the result as JSON.
@@ -100,8 +101,10 @@ func (t *Tool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if hint := keyorder.Of(out.ResultJSON()); hint != nil {
-		return tool.OrderedResult{Value: out.Result, KeyOrder: hint}, nil
+	if raw := out.ResultJSON(); len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') {
+		// The engine reads the key order from the JSON text, once: a
+		// hint made here was read again there (keyorder.Of twice).
+		return tool.OrderedResult{Value: out.Result, KeyOrder: raw}, nil
 	}
 	return out.Result, nil
 }
