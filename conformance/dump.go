@@ -210,6 +210,9 @@ func dumpEvent(ev *session.Event) map[string]any {
 	}
 	if a, ok := pyDump(ev.Actions).(map[string]any); ok {
 		a = pruneEmpty(a)
+		if ev.Actions.SkipSummarizationSet && !ev.Actions.SkipSummarization {
+			a["skip_summarization"] = false // google-adk's explicit False
+		}
 		if len(a) > 0 {
 			d["actions"] = a
 		}

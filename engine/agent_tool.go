@@ -129,7 +129,7 @@ func (t *AgentTool) Run(ctx callbacks.ToolContext, args map[string]any) (any, er
 		}
 	}
 	if len(pending) > 0 {
-		tc.Actions().SkipSummarization = false
+		tc.Actions().SkipSummarization, tc.Actions().SkipSummarizationSet = false, true
 		ids := make([]string, 0, len(pending))
 		for id := range pending {
 			ids = append(ids, id)

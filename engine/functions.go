@@ -54,7 +54,7 @@ func (a *LlmAgent) handleFunctionCalls(ctx *InvocationContext, call *llmCall, fc
 		if confirm := confirmationRequestEvent(ctx, fcEvent, resp); confirm != nil {
 			first, second := confirm, resp
 			if hasSettledResponses(resp) {
-				resp.Actions.SkipSummarization = false
+				resp.Actions.SkipSummarization, resp.Actions.SkipSummarizationSet = false, false
 				first, second = resp, confirm
 			}
 			if !yield(first, nil) || !yield(second, nil) {
@@ -222,7 +222,7 @@ func (a *LlmAgent) runFunctionCalls(ctx *InvocationContext, call *llmCall, calls
 // request, and not finish_task.
 func isPlainResult(e *session.Event) bool {
 	a := e.Actions
-	a.StateDelta, a.ArtifactDelta, a.SkipSummarization = nil, nil, false
+	a.StateDelta, a.ArtifactDelta, a.SkipSummarization, a.SkipSummarizationSet = nil, nil, false, false
 	if !a.IsZero() {
 		return false
 	}
@@ -464,7 +464,11 @@ func mergeResponseEvents(events []*session.Event) *session.Event {
 }
 
 func mergeActions(dst, src *session.EventActions) {
-	dst.SkipSummarization = dst.SkipSummarization || src.SkipSummarization
+	// google-adk deep-merges the calls' actions dumped without None: the
+	// last call that set skip_summarization, even to False, decides.
+	if src.SkipSummarization || src.SkipSummarizationSet {
+		dst.SkipSummarization, dst.SkipSummarizationSet = src.SkipSummarization, src.SkipSummarizationSet
+	}
 	dst.Escalate = dst.Escalate || src.Escalate
 	dst.EndOfAgent = dst.EndOfAgent || src.EndOfAgent
 	if src.StateDelta != nil {

@@ -74,6 +74,12 @@ type EventActions struct {
 	// SkipSummarization ends the agent's turn after a tool response instead
 	// of sending it back to the model.
 	SkipSummarization bool `json:"skipSummarization,omitempty"`
+	// SkipSummarizationSet records that SkipSummarization was set although
+	// false: google-adk's field is an Optional[bool] whose explicit False
+	// shows in the event (an AgentTool whose agent paused sets it) and, in
+	// a merged response, overrides an earlier call's True. The event's JSON
+	// then holds "skipSummarization": false.
+	SkipSummarizationSet bool `json:"-"`
 	// StateDelta holds state changes; keys carry their scope prefix.
 	StateDelta map[string]any `json:"stateDelta,omitzero"`
 	// StateKeyOrder holds, by StateDelta key, the key-order hint of the
@@ -100,7 +106,7 @@ type EventActions struct {
 
 // IsZero reports whether no action is set, for trace output.
 func (a *EventActions) IsZero() bool {
-	return !a.SkipSummarization && len(a.StateDelta) == 0 && len(a.ArtifactDelta) == 0 &&
+	return !a.SkipSummarization && !a.SkipSummarizationSet && len(a.StateDelta) == 0 && len(a.ArtifactDelta) == 0 &&
 		a.TransferToAgent == "" && a.TransferReason == "" && !a.Escalate &&
 		len(a.RequestedAuthConfigs) == 0 && len(a.RequestedToolConfirmations) == 0 &&
 		a.Compaction == nil && !a.EndOfAgent && a.AgentState == nil && a.RewindBeforeInvocationID == "" && a.SetModelResponse == nil
@@ -252,7 +258,18 @@ func (e *Event) unmarshalReflect(data []byte) error {
 	}
 	e.Timestamp = FloatToTime(w.Timestamp)
 	e.Partial, e.Aggregated = w.Partial != nil && *w.Partial, w.Partial != nil && !*w.Partial
+	e.readSkipSummarizationSet(data)
 	return e.readKeyOrder(data)
+}
+
+// readSkipSummarizationSet sets Actions.SkipSummarizationSet, after a
+// reflective decoding of data, as the decoder of eventdecode.go does: an
+// actions.skipSummarization member that decoded to false was set
+// explicitly.
+func (e *Event) readSkipSummarizationSet(data []byte) {
+	if keyorder.Member(keyorder.Member(data, "actions"), "skipSummarization") != nil {
+		e.Actions.SkipSummarizationSet = !e.Actions.SkipSummarization
+	}
 }
 
 // TimeToFloat converts t to google-adk's float seconds (zero for zero time).

@@ -549,3 +549,27 @@ func TestEmptyTextPartJSON(t *testing.T) {
 		t.Errorf("decoded %+v", back.Content)
 	}
 }
+
+// An explicit skipSummarization false (google-adk's Optional[bool] set to
+// False, as AgentTool does when its agent paused) survives a store's JSON
+// round trip; an unset one stays absent.
+func TestEventJSONExplicitSkipSummarizationFalse(t *testing.T) {
+	set := &session.Event{ID: "a", Actions: session.EventActions{SkipSummarizationSet: true}}
+	if got := string(marshal(t, set)); !strings.Contains(got, `"skipSummarization":false`) {
+		t.Errorf("explicit false encoded as %s", got)
+	}
+	var back session.Event
+	if err := json.Unmarshal(marshal(t, set), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Actions.SkipSummarization || !back.Actions.SkipSummarizationSet || back.Actions.IsZero() {
+		t.Errorf("explicit false decoded as %+v", back.Actions)
+	}
+	var unset session.Event
+	if err := json.Unmarshal(marshal(t, &session.Event{ID: "b"}), &unset); err != nil {
+		t.Fatal(err)
+	}
+	if unset.Actions.SkipSummarizationSet || strings.Contains(string(marshal(t, &unset)), "skipSummarization") {
+		t.Errorf("unset skipSummarization decoded as %+v", unset.Actions)
+	}
+}

@@ -598,6 +598,7 @@ func (d *decoder) actions(a *EventActions) {
 		switch string(d.key()) {
 		case "skipSummarization":
 			a.SkipSummarization = d.boolean()
+			a.SkipSummarizationSet = !a.SkipSummarization
 		case "stateDelta":
 			d.objectField(&a.StateDelta)
 		case "artifactDelta":

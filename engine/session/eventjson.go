@@ -202,7 +202,12 @@ func (w *fields) value(v any, t *keyorder.Tree) {
 
 func (w *fields) actions(a *EventActions) {
 	o := fields{b: append(w.b, '{')}
-	o.boolean("skipSummarization", a.SkipSummarization)
+	if a.SkipSummarizationSet && !a.SkipSummarization {
+		o.key("skipSummarization")
+		o.b = append(o.b, "false"...)
+	} else {
+		o.boolean("skipSummarization", a.SkipSummarization)
+	}
 	if a.StateDelta != nil {
 		o.key("stateDelta")
 		o.value(a.StateDelta, nil)

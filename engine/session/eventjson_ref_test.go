@@ -154,6 +154,7 @@ func unmarshalEventReflect(e *Event, data []byte) error {
 	}
 	e.Timestamp = FloatToTime(w.Timestamp)
 	e.Partial, e.Aggregated = w.Partial != nil && *w.Partial, w.Partial != nil && !*w.Partial
+	e.readSkipSummarizationSet(data)
 	e.KeyOrder = nil
 	if e.Content == nil || !slices.ContainsFunc(e.Content.Parts, func(p *genai.Part) bool {
 		return p != nil && (p.FunctionCall != nil && len(p.FunctionCall.Args) > 0 ||

@@ -73,7 +73,7 @@ func responseSize(r *model.Response, d int) int64 {
 }
 
 func actionsSize(a *EventActions, d int) int64 {
-	n := boolSize(a.SkipSummarization) + mapSize(a.StateDelta, d) +
+	n := boolSize(a.SkipSummarization) + boolSize(a.SkipSummarizationSet) + mapSize(a.StateDelta, d) +
 		strSize(a.TransferToAgent) + strSize(a.TransferReason) + boolSize(a.Escalate) +
 		mapSize(a.RequestedAuthConfigs, d) + boolSize(a.EndOfAgent) + mapSize(a.AgentState, d) +
 		strSize(a.RewindBeforeInvocationID) + ptrSize(a.Compaction, d)
