@@ -12,7 +12,9 @@ import (
 // decides whether the model summarizes.
 func TestMergeResponseEventsSkipSummarizationLastSetWins(t *testing.T) {
 	skip := func() *session.Event { return &session.Event{Actions: session.EventActions{SkipSummarization: true}} }
-	explicitFalse := func() *session.Event { return &session.Event{Actions: session.EventActions{SkipSummarizationSet: true}} }
+	explicitFalse := func() *session.Event {
+		return &session.Event{Actions: session.EventActions{SkipSummarizationSet: true}}
+	}
 	unset := func() *session.Event { return &session.Event{} }
 	for _, tc := range []struct {
 		name      string
