@@ -332,31 +332,44 @@ func isPlainKey(k string) bool {
 // escaped surrogates that do not pair, which encoding/json replaces with
 // U+FFFD.
 func (d *fastDecoder) str() (string, bool) {
-	d.i++ // '"'
-	start := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
+	b := d.b
+	start := d.i + 1 // past '"'
+	for i := start; i < len(b); {
+		// Plain ASCII runs are skipped a table load a byte.
+		for i < len(b) && plainInString[b[i]] {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
+		switch c := b[i]; {
 		case c == '"':
-			s := string(d.b[start:d.i])
-			d.i++
-			return s, true
+			d.i = i + 1
+			return string(b[start:i]), true
 		case c == '\\':
+			d.i = i
 			return d.escapedStr(start)
 		case c < 0x20:
 			return "", false
-		case c < utf8.RuneSelf:
-			d.i++
 		default:
-			r, n := utf8.DecodeRune(d.b[d.i:])
+			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n == 1 {
 				return "", false
 			}
-			d.i += n
+			i += n
 		}
 	}
 	return "", false
 }
+
+// plainInString marks the bytes str takes as they are: ASCII but control
+// characters, the quote and the backslash.
+var plainInString = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // escapedStr finishes a string from start whose first escape is at d.i.
 func (d *fastDecoder) escapedStr(start int) (string, bool) {
