@@ -48,21 +48,28 @@ type Complexity struct {
 	// past it fails (returns -1) as the spec says; tables whose minimums
 	// add up to more are refused.
 	MaxTableElements uint32
+	// MaxBranchesPerLabel bounds the branches (br, br_if, br_table
+	// entries) to one label of a function, and MaxBranchTableEntries the
+	// br_table entries of one function: compile time grows with the square
+	// of the first and memory with the second (branches.go).
+	MaxBranchesPerLabel, MaxBranchTableEntries uint32
 }
 
 // Default complexity limits.
 const (
-	DefaultMaxFunctions         = 100_000
-	DefaultMaxGlobals           = 2_000 // compile time grows with globals × functions: 2,000 × 100,000 is about a second
-	DefaultMaxTypes             = 10_000
-	DefaultMaxImports           = 1_000
-	DefaultMaxExports           = 10_000
-	DefaultMaxDataSegments      = 100_000
-	DefaultMaxElementSegments   = 10_000
-	DefaultMaxTables            = 100
-	DefaultMaxLocalsPerFunction = 50_000
-	DefaultMaxFunctionBytes     = 8 << 20
-	DefaultMaxTableElements     = 1 << 20 // 8 MiB of funcref slots
+	DefaultMaxFunctions          = 100_000
+	DefaultMaxGlobals            = 2_000 // compile time grows with globals × functions: 2,000 × 100,000 is about a second
+	DefaultMaxTypes              = 10_000
+	DefaultMaxImports            = 1_000
+	DefaultMaxExports            = 10_000
+	DefaultMaxDataSegments       = 100_000
+	DefaultMaxElementSegments    = 10_000
+	DefaultMaxTables             = 100
+	DefaultMaxLocalsPerFunction  = 50_000
+	DefaultMaxFunctionBytes      = 8 << 20
+	DefaultMaxTableElements      = 1 << 20 // 8 MiB of funcref slots
+	DefaultMaxBranchesPerLabel   = 40_000  // the Python runtime has 12,848
+	DefaultMaxBranchTableEntries = 100_000 // the Python runtime has 14,691 in one function
 )
 
 // WithDefaults returns c with every zero field set to its default.
@@ -83,6 +90,8 @@ func (c Complexity) WithDefaults() Complexity {
 	set(&c.MaxLocalsPerFunction, DefaultMaxLocalsPerFunction)
 	set(&c.MaxFunctionBytes, DefaultMaxFunctionBytes)
 	set(&c.MaxTableElements, DefaultMaxTableElements)
+	set(&c.MaxBranchesPerLabel, DefaultMaxBranchesPerLabel)
+	set(&c.MaxBranchTableEntries, DefaultMaxBranchTableEntries)
 	return c
 }
 
@@ -97,6 +106,7 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 		return fmt.Errorf("%w: %d %s, at most %d", ErrTooComplex, n, what, limit)
 	}
 	var imports uint32
+	var arities [][2]uint32 // each type's parameters and results
 	out := wasm
 	for r := (reader{b: wasm, i: 8}); r.i < len(r.b); {
 		at := r.i
@@ -136,7 +146,8 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 			if k := count(); k > c.MaxTypes {
 				return nil, tooMany("types", k, c.MaxTypes)
 			}
-			if err := checkTypes(body); err != nil {
+			var err error
+			if arities, err = checkTypes(body); err != nil {
 				return nil, err
 			}
 		case secImport:
@@ -222,7 +233,7 @@ func checkShape(wasm []byte, c Complexity) ([]byte, error) {
 				return nil, err
 			}
 		case secCode:
-			if err := checkBodies(body, c); err != nil {
+			if err := checkBodies(body, c, arities); err != nil {
 				return nil, err
 			}
 		}
@@ -406,12 +417,14 @@ func elemSegment(r *reader) {
 	}
 }
 
-// checkBodies bounds each function body's bytes and declared locals, and
-// the locals of all functions together.
-func checkBodies(sec []byte, c Complexity) error {
+// checkBodies bounds each function body's bytes, declared locals and
+// branches (branchCount), and the locals and branches of all functions
+// together.
+func checkBodies(sec []byte, c Complexity, arities [][2]uint32) error {
 	r := reader{b: sec}
 	n := r.u32()
 	var total uint64
+	branches := branchCount{c: c, arities: arities}
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		size := r.u32()
 		if size > c.MaxFunctionBytes {
@@ -435,11 +448,14 @@ func checkBodies(sec []byte, c Complexity) error {
 		if fn.err != nil {
 			return fmt.Errorf("%w: function %d's locals: %v", ErrCompile, i, fn.err)
 		}
+		if err := branches.body(i, fn.b[fn.i:]); err != nil {
+			return err
+		}
 	}
 	if r.err != nil {
 		return fmt.Errorf("%w: code section: %v", ErrCompile, r.err)
 	}
-	return nil
+	return branches.check()
 }
 
 // maxLocalsTotal bounds the locals of a module's functions together
@@ -450,28 +466,33 @@ const maxLocalsTotal = 2_000_000
 // maxTypeArity bounds the parameters and results of a function type.
 const maxTypeArity = 1000
 
-// checkTypes bounds the parameters and results of each function type.
-func checkTypes(body []byte) error {
+// checkTypes bounds the parameters and results of each function type, and
+// returns their numbers by type.
+func checkTypes(body []byte) ([][2]uint32, error) {
 	r := reader{b: body}
+	var out [][2]uint32
 	for n := r.u32(); n > 0 && r.err == nil; n-- {
 		if form := r.byte(); form != 0x60 {
 			if r.err != nil {
 				break
 			}
-			return fmt.Errorf("%w: type form %#x; this host knows function types (0x60)", ErrCompile, form)
+			return nil, fmt.Errorf("%w: type form %#x; this host knows function types (0x60)", ErrCompile, form)
 		}
-		for range 2 {
+		var a [2]uint32
+		for j := range a {
 			k := r.u32()
 			if k > maxTypeArity || int(k) > len(r.b)-r.i {
-				return fmt.Errorf("%w: a function type with %d parameters or results, at most %d", ErrTooComplex, k, maxTypeArity)
+				return nil, fmt.Errorf("%w: a function type with %d parameters or results, at most %d", ErrTooComplex, k, maxTypeArity)
 			}
 			r.take(int(k))
+			a[j] = k
 		}
+		out = append(out, a)
 	}
 	if r.err != nil {
-		return fmt.Errorf("%w: type section: %v", ErrCompile, r.err)
+		return nil, fmt.Errorf("%w: type section: %v", ErrCompile, r.err)
 	}
-	return nil
+	return out, nil
 }
 
 // capTables returns the table section with the tables' maximums adding up

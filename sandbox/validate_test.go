@@ -150,6 +150,9 @@ func FuzzInstrumentValidity(f *testing.F) {
 	}
 	f.Add(wasmModule(section(secMemory, vec([]byte{0x00, 0x01}))))
 	f.Add(callShapes())
+	f.Add(branchy(brTable(100)))
+	f.Add(branchy(seqIfs(100)))
+	f.Add(branchy(multiValue(10, 10)))
 	// Found by this target: 247M globals declared in 8 bytes made wazero's
 	// decoder allocate gigabytes (refused now by checkShape).
 	f.Add([]byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x000\x06\x06\xf5\xf5\xf5\xf500"))
@@ -163,6 +166,9 @@ func FuzzInstrumentValidity(f *testing.F) {
 		// As Runtime.Load does: the shape first (wazero's decoder believes
 		// declared counts and allocates for them), then validation.
 		wasm, err := checkShape(wasm, Complexity{}.WithDefaults())
+		if errors.Is(err, errUnreadBody) && v.validate(ctx, wasm) == nil {
+			t.Fatalf("checkShape cannot read a body of a valid module: %v", err)
+		}
 		if err != nil {
 			return
 		}
