@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -107,5 +108,31 @@ func TestHostileToolNames(t *testing.T) {
 	got, err = newToolset(t, Config{HTTP: &HTTPServer{URL: url}, ToolNamePrefix: strings.Repeat("p", 60)}).Tools(roCtx{Context: t.Context(), inv: "i"})
 	if err != nil || len(got) != 1 || got[0].(*Tool).RemoteName() != "ok" {
 		t.Errorf("with a 60-byte prefix: %v %v, want only ok", got, err)
+	}
+}
+
+// TestListingBytesBounded: MaxResponseBytes bounds a tool listing as a
+// whole, not only each page: a server paging one large tool at a time is
+// refused once the tools it listed pass the bound, without asking for
+// more pages or retrying. Before, every page was read and kept (up to
+// MaxTools of them: 1000 x 4 MiB for each invocation, which every model
+// request of the agent then carried).
+func TestListingBytesBounded(t *testing.T) {
+	desc := strings.Repeat("d", 256<<10)
+	var pages atomic.Int32
+	url := rawPeer(t, func(method string, id json.RawMessage) (string, bool) {
+		n := pages.Add(1)
+		cursor := fmt.Sprintf("%q", fmt.Sprint("p", n))
+		if n >= 50 {
+			cursor = `""`
+		}
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}],"nextCursor":%s}}`, id, n, desc, cursor), false
+	})
+	_, err := newToolset(t, Config{HTTP: &HTTPServer{URL: url}, MaxResponseBytes: 1 << 20}).Tools(roCtx{Context: t.Context(), inv: "i"})
+	if err == nil || !strings.Contains(err.Error(), "more than 1048576 bytes") {
+		t.Errorf("err = %v, want the listing's size refused", err)
+	}
+	if n := pages.Load(); n != 4 {
+		t.Errorf("%d pages asked for, want 4 (the fourth passes 1 MiB)", n)
 	}
 }

@@ -47,7 +47,7 @@ const (
 	// DefaultMaxTools bounds the tools one server may list.
 	DefaultMaxTools = 1000
 	// DefaultMaxResponseBytes bounds one message from the server (a tool
-	// list page, a call's result).
+	// list page, a call's result), and the tools of a listing together.
 	DefaultMaxResponseBytes = 4 << 20
 	// DefaultProtocolVersion is offered in the initialize handshake: the
 	// newest version of that handshake, which google-adk 2.13 speaks unless
@@ -105,7 +105,8 @@ type Config struct {
 	// MaxTools bounds the number of tools the server may list; 0 means
 	// DefaultMaxTools. A longer list fails the listing.
 	MaxTools int
-	// MaxResponseBytes bounds each message from the server; 0 means
+	// MaxResponseBytes bounds each message from the server, and the JSON
+	// of the tools a listing returns, all its pages together; 0 means
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int
 	// ListCacheTTL, when set, reuses a tools/list answer for this long

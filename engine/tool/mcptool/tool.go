@@ -117,14 +117,17 @@ func (t *Tool) Run(ctx callbacks.ToolContext, args map[string]any) (any, error) 
 // retry_on_errors): the session may have been dropped by the server.
 func (s *sessions) listTools(ctx context.Context) ([]*mcpTool, error) {
 	tools, err := s.listOnce(ctx)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, errTooMany) {
+	if err != nil && ctx.Err() == nil && !errors.Is(err, errTooMany) && !errors.Is(err, errListTooLarge) {
 		s.log.Info("retrying tools/list on a new session", "err", err)
 		tools, err = s.listOnce(ctx)
 	}
 	return tools, err
 }
 
-var errTooMany = errors.New("too many tools")
+var (
+	errTooMany      = errors.New("too many tools")
+	errListTooLarge = errors.New("tool listing too large")
+)
 
 func (s *sessions) listOnce(ctx context.Context) ([]*mcpTool, error) {
 	l, err := s.acquire(ctx)
@@ -135,6 +138,12 @@ func (s *sessions) listOnce(ctx context.Context) ([]*mcpTool, error) {
 	lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	var tools []*mcpTool
+	// MaxResponseBytes bounds each page; the listing as a whole is
+	// bounded too, the tools' JSON counted: every model request of the
+	// agent carries their declarations, and a server paging one tool of
+	// MaxResponseBytes at a time made MaxTools times that for each
+	// invocation (1000 x 4 MiB).
+	size := 0
 	params := &mcp.ListToolsParams{}
 	for {
 		res, err := l.cs.ListTools(lctx, params)
@@ -144,6 +153,15 @@ func (s *sessions) listOnce(ctx context.Context) ([]*mcpTool, error) {
 			}
 			s.discardIfGone(l, err)
 			return nil, err
+		}
+		for _, tl := range res.Tools {
+			b, err := json.Marshal(tl)
+			if err != nil {
+				return nil, fmt.Errorf("tools/list: tool %q: %w", tl.Name, err)
+			}
+			if size += len(b); size > s.cfg.MaxResponseBytes {
+				return nil, fmt.Errorf("%w: the server's tools take more than %d bytes of JSON (max_response_bytes bounds the whole listing)", errListTooLarge, s.cfg.MaxResponseBytes)
+			}
 		}
 		tools = append(tools, res.Tools...)
 		if len(tools) > s.cfg.MaxTools {
