@@ -153,8 +153,14 @@ type nodeRun struct {
 	name   string // "" for the top of the invocation
 	path   string
 	parent *nodeRun
-	mu     sync.Mutex
-	author string
+	// subBranches marks the runs of a task delegation and of the
+	// transfers made within it (google-adk schedules that chain with
+	// use_sub_branch): a transfer target's branch is then a sub-branch,
+	// named after its run, of the branch of the run it starts under.
+	subBranches bool
+	branch      string // the run's branch, where it is known
+	mu          sync.Mutex
+	author      string
 }
 
 // newNodeRun starts a run of the agent called name under parent.

@@ -161,6 +161,12 @@ func (c *InvocationContext) transferTo(from *LlmAgent, to Agent) *InvocationCont
 		child.nodePath = c.inv.nextNodePath(under.path, name)
 	}
 	child.node = newNodeRun(under, name, child.nodePath)
+	if c.node.subBranches {
+		// Within a task delegation: "<under's branch>.<name>@<run>".
+		child.branch = subBranch(under.branch, name, child.nodePath[strings.LastIndexByte(child.nodePath, '@')+1:])
+		child.node.subBranches = true
+	}
+	child.node.branch = child.branch
 	return child
 }
 

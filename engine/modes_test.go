@@ -5,7 +5,10 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkhost/adkhost/callbacks"
+	"github.com/adkhost/adkhost/engine/model"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
 )
 
 func TestFindActiveTaskScope(t *testing.T) {
@@ -99,5 +102,31 @@ func TestRootModeAndTransferTargets(t *testing.T) {
 	}
 	if _, err := NewLlmAgent(LlmAgentConfig{Name: "x", Mode: "bogus"}); err == nil {
 		t.Errorf("unknown mode accepted")
+	}
+}
+
+// A task agent with an output schema and tools gets no set_model_response
+// tool nor its instruction (google-adk's output-schema processor skips
+// task mode: finish_task takes the schema); a chat agent does.
+func TestTaskAgentGetsNoSetModelResponse(t *testing.T) {
+	pick, err := tool.NewFunction(tool.FunctionConfig{Name: "pick", Description: "Picks.",
+		Fn: func(callbacks.ToolContext, map[string]any) (any, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}
+	for _, mode := range []AgentMode{ModeTask, ModeChat} {
+		a, err := NewLlmAgent(LlmAgentConfig{Name: "planner", Mode: mode, OutputSchema: schema, Tools: []tool.Tool{pick}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := &llmCall{req: &model.Request{}, tools: map[string]tool.Tool{}}
+		if err := a.outputSchemaProcessor(call, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, offered := call.tools[setModelResponseName]
+		if want := mode == ModeChat; offered != want || (call.req.SystemInstructionText() != "") != want {
+			t.Errorf("mode %s: set_model_response offered %v, instruction %q; want offered %v", mode, offered, call.req.SystemInstructionText(), want)
+		}
 	}
 }

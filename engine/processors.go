@@ -239,9 +239,11 @@ func hasFunctionResponse(c *genai.Content) bool {
 }
 
 // outputSchemaProcessor offers set_model_response when the agent has both
-// an output schema and tools the model cannot combine with it.
+// an output schema and tools the model cannot combine with it. A task
+// agent gets none: its finish_task takes the schema (google-adk
+// _OutputSchemaRequestProcessor skips AgentMode.TASK).
 func (a *LlmAgent) outputSchemaProcessor(call *llmCall, m model.Model) error {
-	if a.cfg.OutputSchema == nil || len(a.cfg.Tools) == 0 || outputSchemaWithTools(m) {
+	if a.cfg.OutputSchema == nil || len(a.cfg.Tools) == 0 || outputSchemaWithTools(m) || a.cfg.Mode == ModeTask {
 		return nil
 	}
 	t, err := newSetModelResponseTool(a.cfg.OutputSchema, a.cfg.OutputSchemaKeyOrder)

@@ -743,12 +743,7 @@ func (r *Runner) recordFailure(ictx *InvocationContext, err error, yield func(*s
 	// run yielded, or the one its parent run had when it started (a model
 	// or instruction error of an agent reached by transfer is the
 	// transferring agent's; a tool error comes after the agent's call).
-	ev := session.NewEvent(ictx.inv.id, failed.author, failed.branch)
-	ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
-	if failed.nodePath != "" {
-		ev.NodeInfo = &session.NodeInfo{Path: failed.nodePath}
-	}
-	out, aerr := r.processAndAppend(ictx, ev)
+	out, aerr := r.processAndAppend(ictx, failureEvent(ictx.inv.id, failed, err))
 	if aerr != nil {
 		r.cfg.Logger.Error("storing the error event failed", "invocation", ictx.inv.id, "err", aerr)
 		return err
@@ -757,6 +752,18 @@ func (r *Runner) recordFailure(ictx *InvocationContext, err error, yield func(*s
 		return errStopped
 	}
 	return err
+}
+
+// failureEvent is the error event google-adk 2.13's node runtime records
+// for a failed run: no content, the error's code and message, authored and
+// placed as the failing run's events were (agentRunError).
+func failureEvent(invocationID string, failed *agentRunError, err error) *session.Event {
+	ev := session.NewEvent(invocationID, failed.author, failed.branch)
+	ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
+	if failed.nodePath != "" {
+		ev.NodeInfo = &session.NodeInfo{Path: failed.nodePath}
+	}
+	return ev
 }
 
 // processAndAppend applies run metadata and on_event, then stores the

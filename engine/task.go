@@ -14,6 +14,7 @@ package engine
 //     after which the delegating agent runs again.
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -90,7 +91,10 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 	run.branch = subBranch(ctx.branch, name, tc.callID)
 	if ctx.nodePath != "" {
 		run.nodePath = ctx.inv.nextNodePath(ctx.nodePath, name)
-		run.node = newNodeRun(ctx.node, name, run.nodePath)
+		// google-adk runs it from the tool's context, which has no event
+		// author: events the runtime makes for a run that yielded nothing
+		// are the sub-agent's own.
+		run.node = &nodeRun{name: name, path: run.nodePath, parent: ctx.node, branch: run.branch}
 	}
 	if in := singleTurnRequest(args); in != nil {
 		ev := session.NewEvent(ctx.inv.id, "user", run.branch)
@@ -108,7 +112,20 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return fmt.Sprintf("Error running sub-agent: %v", err), nil
+			// google-adk's node runner records the failure as an error
+			// event of the sub-agent's run, and run_node raises
+			// DynamicNodeFailError, whose text names the node, not the
+			// cause, which the tool returns.
+			var failed *agentRunError
+			if errors.As(err, &failed) && run.nodePath != "" && tc.emit != nil {
+				ev := failureEvent(ctx.inv.id, failed, err)
+				ev.IsolationScope = run.isolationScope
+				if err := tc.emit(ev); err != nil {
+					return nil, err
+				}
+			}
+			ctx.inv.log.Info("single_turn sub-agent failed", "agent", name, "err", err)
+			return fmt.Sprintf("Error running sub-agent: Dynamic node %s failed", name), nil
 		}
 		if la != nil {
 			if out, ok := la.nodeOutput(ev); ok {
@@ -347,6 +364,7 @@ func (a *LlmAgent) dispatchTask(ctx *InvocationContext, fc *genai.FunctionCall, 
 	if ctx.nodePath != "" {
 		run.nodePath = ctx.nodePath + "/" + fc.Name + "@" + fc.ID
 		run.node = newNodeRun(ctx.node, fc.Name, run.nodePath)
+		run.node.subBranches, run.node.branch = true, run.branch
 	}
 	output, finished, cont := runTask(run, target, yield)
 	if !cont || !finished {
@@ -370,12 +388,16 @@ func (a *LlmAgent) dispatchTask(ctx *InvocationContext, fc *genai.FunctionCall, 
 func runTask(run *InvocationContext, agent *LlmAgent, yield func(*session.Event, error) bool) (output any, finished, cont bool) {
 	finish, _ := agent.finishTool()
 	var pending map[string]any
+	transferred := false
 	for ev, err := range runAgent(run, agent) {
 		if err != nil {
 			yield(nil, err)
 			return nil, false, false
 		}
 		if ev.Author == agent.Name && !ev.Partial {
+			if ev.Actions.TransferToAgent != "" {
+				transferred = true
+			}
 			if args, ok := finishCall(ev); ok && len(agent.taskCalls(ev)) == 0 {
 				pending = args
 			} else if pending != nil && isTerminalFinishResponse(ev) {
@@ -384,7 +406,13 @@ func runTask(run *InvocationContext, agent *LlmAgent, yield func(*session.Event,
 					output = finish.output(pending)
 				}
 				ev.Output = output
-				markOutput(ev, run.nodePath, false)
+				// The output is the finishing run's, which is another run
+				// of the agent when a transfer came back to it.
+				path := run.nodePath
+				if ev.NodeInfo != nil && ev.NodeInfo.Path != "" {
+					path = ev.NodeInfo.Path
+				}
+				markOutput(ev, path, false)
 				if key := agent.cfg.OutputKey; key != "" && output != nil {
 					if ev.Actions.StateDelta == nil {
 						ev.Actions.StateDelta = map[string]any{}
@@ -400,7 +428,10 @@ func runTask(run *InvocationContext, agent *LlmAgent, yield func(*session.Event,
 			return nil, false, false
 		}
 	}
-	return nil, false, true
+	// A task agent that transferred ends its task once the agents it
+	// transferred to are done, with no output (google-adk's run_node does
+	// not wait for the user after a transfer).
+	return nil, transferred, true
 }
 
 // finishCall returns the arguments of ev's finish_task call.

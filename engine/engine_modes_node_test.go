@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/adkhost/adkhost/engine"
+	"github.com/adkhost/adkhost/engine/model/scripted"
+	"github.com/adkhost/adkhost/engine/session"
+)
+
+// A single_turn sub-agent that fails, as in google-adk's node runtime:
+// the failure is an error event of the sub-agent's run (authored by the
+// sub-agent, which yielded nothing, on its branch and node path), and the
+// call's result names the node, as DynamicNodeFailError does.
+func TestSingleTurnFailureIsAnErrorEventOfItsRun(t *testing.T) {
+	t.Parallel()
+	m := scripted.FromSteps("m",
+		scripted.Step{Response: calls(fcallID("call-w", "worker", map[string]any{"request": "go"}))},
+		scripted.Step{Err: errors.New("model exploded")},
+		scripted.Step{Response: text("It failed.")})
+	worker := newLlm(t, engine.LlmAgentConfig{Name: "worker", Model: m, Mode: engine.ModeSingleTurn})
+	coordinator := newLlm(t, engine.LlmAgentConfig{Name: "coordinator", Model: m, SubAgents: []engine.Agent{worker}})
+	r, svc := mustRunner(t, coordinator)
+	evs := mustRun(t, r, svc, "s", userText("Go."), engine.RunConfig{})
+	var failure, answer *session.Event
+	for _, ev := range evs {
+		if ev.ErrorMessage != "" {
+			failure = ev
+		}
+		for _, fr := range ev.FunctionResponses() {
+			if fr.Name == "worker" {
+				answer = ev
+			}
+		}
+	}
+	if failure == nil || failure.Author != "worker" || failure.Branch != "worker@call-w" || failure.ErrorMessage != "model exploded" ||
+		failure.NodeInfo == nil || failure.NodeInfo.Path != "coordinator@1/worker@1" {
+		t.Errorf("error event = %+v, want the worker's, on its branch and path", failure)
+	}
+	if answer == nil {
+		t.Fatal("no response to the worker call")
+	}
+	if got := answer.FunctionResponses()[0].Response["result"]; got != "Error running sub-agent: Dynamic node worker failed" {
+		t.Errorf("worker call result = %v, want google-adk's DynamicNodeFailError text", got)
+	}
+}
+
+// A task agent that transfers to its sub-agent: the target runs on a
+// sub-branch of the task's branch named after its run, and when it is done
+// the task ends with no output (google-adk's run_node does not wait for
+// the user after a transfer): the delegating agent gets {"output": null}
+// and answers in the same turn.
+func TestTaskTransferEndsTheTask(t *testing.T) {
+	t.Parallel()
+	m := scripted.New("m",
+		calls(fcallID("call-r", "researcher", map[string]any{"request": "cats"})),
+		calls(fcallID("call-t", "transfer_to_agent", map[string]any{"agent_name": "diver"})),
+		text("Deep facts about cats."),
+		text("Done."))
+	diver := newLlm(t, engine.LlmAgentConfig{Name: "diver", Model: m, Description: "Dives."})
+	researcher := newLlm(t, engine.LlmAgentConfig{Name: "researcher", Model: m, Mode: engine.ModeTask, SubAgents: []engine.Agent{diver}})
+	coordinator := newLlm(t, engine.LlmAgentConfig{Name: "coordinator", Model: m, SubAgents: []engine.Agent{researcher}})
+	r, svc := mustRunner(t, coordinator)
+	evs := mustRun(t, r, svc, "s", userText("Research cats."), engine.RunConfig{})
+	var got []string
+	for _, ev := range evs {
+		got = append(got, ev.Author+"/"+ev.Branch)
+	}
+	want := "coordinator/ researcher/researcher@call-r researcher/researcher@call-r diver/researcher@call-r.diver@1 user/ coordinator/"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("events (author/branch) = %s, want %s", strings.Join(got, " "), want)
+	}
+	fr := evs[4].FunctionResponses()
+	if len(fr) != 1 || fr[0].ID != "call-r" || len(fr[0].Response) != 1 || fr[0].Response["output"] != nil {
+		t.Errorf("task response = %+v, want {\"output\": null}", fr)
+	}
+	if _, ok := fr[0].Response["output"]; !ok {
+		t.Errorf("task response %v has no output key", fr[0].Response)
+	}
+}
