@@ -29,6 +29,11 @@ if want c; then
   if ! command -v clang >/dev/null || [ ! -e "$(clang --target=wasm32-wasi -print-libgcc-file-name 2>/dev/null)" ]; then
     missing="$missing libclang-rt-dev-wasm32"
   fi
+  # sdk/c/ctest's native fuzz target links clang's libFuzzer and sanitizers.
+  if command -v clang >/dev/null && ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
+    clang -x c -fsanitize=fuzzer,address -o /dev/null - >/dev/null 2>&1; then
+    missing="$missing libclang-rt-dev"
+  fi
 fi
 want wat && { command -v wat2wasm >/dev/null || missing="$missing wabt"; }
 want as && { command -v npm >/dev/null || missing="$missing npm"; }

@@ -164,6 +164,183 @@ int32_t adkhost_state_set_str(const char *key, const char *json);
 int32_t adkhost_log_str(int32_t level, const char *msg);
 int32_t adkhost_memory_search_str(const char *query, char **ret_ptr, uint32_t *ret_len);
 
+/* ---- JSON: reading a message, writing an output.
+ *
+ * The host sends compact, valid UTF-8 JSON, but what is inside it (a
+ * model's tool arguments, a user's text) is anyone's. These functions read
+ * it without allocating and without recursion: every read is bounded by
+ * the value's length, nesting deeper than ADKHOST_JSON_MAX_DEPTH (within
+ * the value a function reads) is refused, and whatever a function steps
+ * over is checked against the JSON
+ * grammar (malformed input is ADKHOST_INVALID_ARGUMENT, never a crash).
+ * On valid JSON they answer as Go's encoding/json does: the last of
+ * duplicate keys wins, strings decode with invalid UTF-8 and unpaired
+ * surrogate escapes as U+FFFD, integers are exact int64 literals.
+ *
+ *   ADKHOST_HOOK(tool_call, in, len) {
+ *     adkhost_json args, v;
+ *     char city[128];
+ *     int64_t days = 1;
+ *     if (adkhost_tool_args(in, len, &args) != ADKHOST_OK)
+ *       return adkhost_output_error("get_weather: unreadable input");
+ *     if (adkhost_json_get(args, "city", &v) != ADKHOST_OK ||
+ *         adkhost_json_string(v, city, sizeof city, NULL) != ADKHOST_OK)
+ *       return adkhost_output_error("get_weather: city must be a string");
+ *     if (adkhost_json_get(args, "days", &v) == ADKHOST_OK &&
+ *         adkhost_json_int(v, &days) != ADKHOST_OK)
+ *       return adkhost_output_error("get_weather: days must be an integer");
+ *     adkhost_writer w = {0};
+ *     adkhost_w_raw_str(&w, "{\"abiVersion\":1,\"result\":{\"city\":");
+ *     adkhost_w_string_str(&w, city);
+ *     adkhost_w_raw_str(&w, ",\"days\":");
+ *     adkhost_w_int(&w, days);
+ *     adkhost_w_raw_str(&w, "}}");
+ *     return adkhost_w_output(&w);
+ *   }
+ */
+
+/* A JSON value inside a message: its text, p[0] to p[n - 1], no spaces
+ * around. It points into the message: valid while the message is. */
+typedef struct {
+  const char *p;
+  size_t n;
+} adkhost_json;
+
+/* The deepest nesting of objects and arrays a value may have. */
+#define ADKHOST_JSON_MAX_DEPTH 1024
+
+/* What a value is, from its first byte (adkhost_json_type). */
+enum {
+  ADKHOST_JSON_INVALID = 0, /* empty, or not the start of a JSON value */
+  ADKHOST_JSON_NULL,
+  ADKHOST_JSON_BOOL,
+  ADKHOST_JSON_NUMBER,
+  ADKHOST_JSON_STRING,
+  ADKHOST_JSON_ARRAY,
+  ADKHOST_JSON_OBJECT,
+};
+
+/* adkhost_json_parse checks that in[0..len) is one JSON value (spaces
+ * around allowed) and sets *v to it. ADKHOST_OK or ADKHOST_INVALID_ARGUMENT. */
+int adkhost_json_parse(const char *in, size_t len, adkhost_json *v);
+
+/* adkhost_tool_args sets *args to the "args" object of a tool_call input
+ * (ABI.md §5), or to {} when it is absent or null, checking the whole
+ * input on the way (one pass). ADKHOST_INVALID_ARGUMENT when the input is
+ * not a JSON object or args is not an object. */
+int adkhost_tool_args(const char *in, uint32_t len, adkhost_json *args);
+
+/* adkhost_json_get sets *val to the member `key` (a C string, compared
+ * with the decoded key) of the object obj: the last one if the key repeats.
+ * ADKHOST_OK, ADKHOST_NOT_FOUND, or ADKHOST_INVALID_ARGUMENT when obj is not
+ * a well-formed object. adkhost_json_get_n takes a key of klen bytes. */
+int adkhost_json_get_n(adkhost_json obj, const char *key, size_t klen, adkhost_json *val);
+static inline int adkhost_json_get(adkhost_json obj, const char *key, adkhost_json *val) {
+  return adkhost_json_get_n(obj, key, __builtin_strlen(key), val);
+}
+
+/* adkhost_json_type says what v is: ADKHOST_JSON_NULL, ... (first byte only). */
+int adkhost_json_type(adkhost_json v);
+
+/*
+ * adkhost_json_string decodes the string v into buf, escapes resolved, as
+ * UTF-8 followed by a NUL (the text may itself hold NULs: *len, if not
+ * NULL, is its length without the final NUL). A null v decodes as "" (as
+ * encoding/json leaves a Go string). ADKHOST_TOO_LARGE when the text and
+ * its NUL do not fit in cap bytes (buf then holds a NUL-terminated
+ * prefix), ADKHOST_INVALID_ARGUMENT when v is not a string. The decoded text
+ * is never longer than 3 * v.n bytes.
+ */
+int adkhost_json_string(adkhost_json v, char *buf, size_t cap, size_t *len);
+
+/* adkhost_json_eq reports whether the string v decodes to the n bytes s. */
+int adkhost_json_eq(adkhost_json v, const char *s, size_t n);
+
+/* adkhost_json_int reads an integer: a number without fraction or exponent
+ * that fits in int64 (as encoding/json decodes into an int64), else
+ * ADKHOST_INVALID_ARGUMENT; null leaves *out as it is and is ADKHOST_OK.
+ * adkhost_json_number reads any number as the nearest double (strtod),
+ * ADKHOST_INVALID_ARGUMENT beyond the double range or for a non-number,
+ * ADKHOST_TOO_LARGE for a number of more than 400 characters (the host
+ * never sends one). adkhost_json_bool reads true or false into *out (1, 0).
+ * For these two, null too leaves *out as it is. */
+int adkhost_json_int(adkhost_json v, int64_t *out);
+int adkhost_json_number(adkhost_json v, double *out);
+int adkhost_json_bool(adkhost_json v, int *out);
+
+/*
+ * Iterating over an object's members or an array's elements, in order:
+ *
+ *   adkhost_json_iter it = adkhost_json_iterate(obj);
+ *   adkhost_json key, val;
+ *   while (adkhost_json_next(&it, &key, &val)) {
+ *     if (adkhost_json_eq(key, "role", 4)) ...
+ *   }
+ *   if (it.err) ... malformed (ADKHOST_INVALID_ARGUMENT)
+ *
+ * For an array key is set to an empty value (n == 0); key may be NULL.
+ * A value that is neither an object nor an array has no members (err is
+ * set). Each member's value is checked as the iteration steps over it.
+ */
+typedef struct {
+  const char *p, *end; /* the rest, and the closing bracket */
+  char kind;           /* '{' or '[' */
+  char started;
+  int err;
+} adkhost_json_iter;
+
+adkhost_json_iter adkhost_json_iterate(adkhost_json v);
+int adkhost_json_next(adkhost_json_iter *it, adkhost_json *key, adkhost_json *val);
+
+/*
+ * adkhost_writer builds an output message in the block it hands to the
+ * host, growing it as needed (doubling; a trap when out of memory, as with
+ * adkhost_output). Start from a zeroed writer (adkhost_writer w = {0};),
+ * write, and return adkhost_w_output(&w) from the hook; or release an
+ * unfinished one with adkhost_w_free. The writer adds no separators: the
+ * caller writes the commas and colons with adkhost_w_raw.
+ */
+typedef struct {
+  char *buf;
+  size_t len, cap;
+} adkhost_writer;
+
+void adkhost_w_grow(adkhost_writer *w, size_t n);
+/* Reserve room for at least n more bytes (one allocation up front). */
+static inline void adkhost_w_reserve(adkhost_writer *w, size_t n) {
+  if (w->cap - w->len < n) adkhost_w_grow(w, n);
+}
+/* Bytes as they are (JSON the caller vouches for). Inline, so that a
+ * literal's length and copy are the compiler's. */
+static inline void adkhost_w_raw(adkhost_writer *w, const char *s, size_t n) {
+  adkhost_w_reserve(w, n);
+  __builtin_memcpy(w->buf + w->len, s, n);
+  w->len += n;
+}
+static inline void adkhost_w_raw_str(adkhost_writer *w, const char *s) {
+  adkhost_w_raw(w, s, __builtin_strlen(s));
+}
+/* A JSON string of the n bytes s: quoted and escaped (", \, control
+ * characters, U+2028 and U+2029), invalid UTF-8 as U+FFFD, as Go writes. */
+void adkhost_w_string(adkhost_writer *w, const char *s, size_t n);
+static inline void adkhost_w_string_str(adkhost_writer *w, const char *s) {
+  adkhost_w_string(w, s, __builtin_strlen(s));
+}
+void adkhost_w_int(adkhost_writer *w, int64_t v);
+/* A double as Go's encoding/json writes a float64: the shortest text that
+ * reads back as v ("21", "0.1", "1e+21", "1e-7"); NaN and infinities,
+ * which JSON lacks, as null (as JSON.stringify). */
+void adkhost_w_double(adkhost_writer *w, double v);
+/* A value read from a message, as it is. */
+void adkhost_w_json(adkhost_writer *w, adkhost_json v);
+/* The packed output (the host frees it); the writer is empty again. */
+uint64_t adkhost_w_output(adkhost_writer *w);
+void adkhost_w_free(adkhost_writer *w);
+
+/* adkhost_output_error returns {"abiVersion":1,"error":"<msg>"}: the hook
+ * fails with msg (a C string). */
+uint64_t adkhost_output_error(const char *msg);
+
 #ifdef __cplusplus
 }
 #endif
