@@ -1,15 +1,11 @@
 /*
  * get_weather in C against sdk/c: the C row of make bench-wasm, the twin of
- * the Go benchmark tool (bench_test.go's getWeather). It reads "city" and
- * "days" from args with a small cursor (no allocation, no recursion),
- * answers the same forecast and writes user:last_city with state_set.
- * A city with an escape is refused (so it is written back unescaped
- * safely): the benchmark sends none.
+ * the Go benchmark tool (bench_test.go's getWeather), written as a C author
+ * would with the SDK's JSON reader and writer: it reads "city" and "days"
+ * from args (escapes decoded), answers the same forecast and writes
+ * user:last_city with state_set.
  */
 #include "adkhost.h"
-
-#include <stdio.h>
-#include <string.h>
 
 static const char DESCRIBE[] =
     "{\"abiVersion\":1,\"name\":\"weather\",\"version\":\"1.0.0\","
@@ -24,76 +20,55 @@ ADKHOST_DESCRIBE(in, len) {
   return adkhost_output(DESCRIBE, sizeof DESCRIBE - 1);
 }
 
-static uint64_t fail(const char *msg) {
-  char out[256];
-  int n = snprintf(out, sizeof out, "{\"abiVersion\":1,\"error\":\"%s\"}", msg);
-  return adkhost_output(out, (size_t)n);
-}
-
-/* find returns the position just after `"key":` inside the object that
- * follows `"args":`, or NULL. The host encodes with no spaces. */
-static const char *find(const char *args, const char *end, const char *key) {
-  size_t k = strlen(key);
-  for (const char *p = args; p + k + 3 <= end; p++) {
-    if (p[0] == '"' && memcmp(p + 1, key, k) == 0 && p[k + 1] == '"' && p[k + 2] == ':') {
-      return p + k + 3;
-    }
-  }
-  return NULL;
-}
+static int space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 ADKHOST_HOOK(tool_call, in, len) {
-  const char *end = in + len;
-  const char *args = NULL;
-  for (const char *p = in; p + 7 <= end; p++) {
-    if (memcmp(p, "\"args\":", 7) == 0) {
-      args = p + 7;
-      break;
-    }
+  adkhost_json args, v;
+  if (adkhost_tool_args(in, len, &args) != ADKHOST_OK) {
+    return adkhost_output_error("get_weather: the input is not a tool call");
   }
-  if (!args) return fail("get_weather: no args");
-  const char *c = find(args, end, "city");
-  if (!c || *c != '"') return fail("get_weather: city must be a string");
-  c++;
-  char city[128];
+  /* city: a string, "" when absent or null (as a Go string field) */
+  char city[256];
   size_t n = 0;
-  while (c < end && *c != '"') {
-    char b = *c++;
-    if (b == '\\') return fail("get_weather: escapes in city are not supported");
-    if (n + 1 >= sizeof city) return fail("get_weather: city too long");
-    city[n++] = b;
+  city[0] = 0;
+  if (adkhost_json_get(args, "city", &v) == ADKHOST_OK) {
+    int st = adkhost_json_string(v, city, sizeof city, &n);
+    if (st == ADKHOST_TOO_LARGE) return adkhost_output_error("get_weather: city is too long");
+    if (st != ADKHOST_OK) return adkhost_output_error("get_weather: city must be a string");
   }
-  /* trim spaces as strings.TrimSpace does for ASCII */
-  size_t s = 0;
-  while (s < n && (city[s] == ' ' || city[s] == '\t' || city[s] == '\n' || city[s] == '\r')) s++;
-  while (n > s && (city[n - 1] == ' ' || city[n - 1] == '\t' || city[n - 1] == '\n' || city[n - 1] == '\r')) n--;
-  city[n] = 0;
-  const char *name = city + s;
+  /* trimmed as strings.TrimSpace does for ASCII spaces */
+  const char *name = city;
+  while (n > 0 && space(*name)) name++, n--;
+  while (n > 0 && space(name[n - 1])) n--;
 
-  long days = 1;
-  const char *d = find(args, end, "days");
-  if (d) {
-    days = 0;
-    while (d < end && *d >= '0' && *d <= '9') days = days * 10 + (*d++ - '0');
-    if (days < 1) days = 1;
+  int64_t days = 0;
+  if (adkhost_json_get(args, "days", &v) == ADKHOST_OK && adkhost_json_int(v, &days) != ADKHOST_OK) {
+    return adkhost_output_error("get_weather: days must be an integer");
   }
+  if (days < 1) days = 1;
   if (days > 3) {
-    char msg[64];
-    snprintf(msg, sizeof msg, "at most 3 days, not %ld", days);
-    return fail(msg);
+    adkhost_writer e = {0};
+    adkhost_w_raw_str(&e, "{\"abiVersion\":1,\"error\":\"at most 3 days, not ");
+    adkhost_w_int(&e, days);
+    adkhost_w_raw_str(&e, "\"}");
+    return adkhost_w_output(&e);
   }
 
-  char out[512];
-  int o = snprintf(out, sizeof out, "{\"abiVersion\":1,\"result\":{\"city\":\"%s\",\"days\":[", name);
-  for (long i = 0; i < days; i++) {
-    o += snprintf(out + o, sizeof out - (size_t)o, "%s{\"summary\":\"sunny\",\"highC\":%ld}", i ? "," : "", 21 + i);
+  adkhost_writer w = {0};
+  adkhost_w_raw_str(&w, "{\"abiVersion\":1,\"result\":{\"city\":");
+  size_t at = w.len; /* the city's JSON, which state_set stores too */
+  adkhost_w_string(&w, name, n);
+  size_t city_len = w.len - at;
+  adkhost_w_raw_str(&w, ",\"days\":[");
+  for (int64_t i = 0; i < days; i++) {
+    adkhost_w_raw_str(&w, i ? ",{\"summary\":\"sunny\",\"highC\":" : "{\"summary\":\"sunny\",\"highC\":");
+    adkhost_w_double(&w, 21.0 + (double)i);
+    adkhost_w_raw(&w, "}", 1);
   }
-  o += snprintf(out + o, sizeof out - (size_t)o, "]}}");
-
-  char value[160];
-  int v = snprintf(value, sizeof value, "\"%s\"", name);
-  if (adkhost_state_set("user:last_city", 14, value, (uint32_t)v) != ADKHOST_OK) {
-    return fail("state_set user:last_city failed");
+  adkhost_w_raw_str(&w, "]}}");
+  if (adkhost_state_set("user:last_city", 14, w.buf + at, (uint32_t)city_len) != ADKHOST_OK) {
+    adkhost_w_free(&w);
+    return adkhost_output_error("get_weather: state_set user:last_city failed");
   }
-  return adkhost_output(out, (size_t)o);
+  return adkhost_w_output(&w);
 }
