@@ -11,15 +11,15 @@
  * skipped). "BLOCK" anywhere else (the system instruction, the model's
  * replies, tool arguments or results, earlier user messages) does not count.
  *
- * JSON handling is deliberately tiny: a cursor that walks the input,
- * descends only into request.contents[*].{role,parts[*].text}, skips every
- * other value without building it, and matches "BLOCK" while decoding the
- * text strings (escapes included, so "\u0042LOCK" counts). There is no
- * recursion and no allocation. An input it cannot read fails the hook
- * (fail closed): the host always sends valid JSON, so this does not happen.
+ * It reads the input with the SDK's JSON reader (adkhost.h): it checks the
+ * whole input, looks only at request.contents[*].{role,parts[*].text}, and
+ * matches "BLOCK" in the decoded text (escapes included, so "\u0042LOCK"
+ * counts). An input it cannot read fails the hook (fail closed): the host
+ * always sends valid JSON, so this does not happen.
  */
 #include "adkhost.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char DESCRIBE[] =
@@ -34,283 +34,56 @@ static const char REFUSAL[] =
 static const char UNREADABLE[] =
     "{\"abiVersion\":1,\"error\":\"guardrail-c: cannot read the request\"}";
 
-/* ---- a minimal JSON cursor ---------------------------------------------- */
-
-typedef struct {
-  const char *p, *end;
-  int err;
-} cursor;
-
-static void ws(cursor *c) {
-  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) {
-    c->p++;
-  }
-}
-
-static int peek(cursor *c) {
-  ws(c);
-  return c->p < c->end ? (unsigned char)*c->p : -1;
-}
-
-static int eat(cursor *c, char ch) {
-  if (peek(c) == ch) {
-    c->p++;
-    return 1;
-  }
-  return 0;
-}
-
-static int hexval(int ch) {
-  if (ch >= '0' && ch <= '9') return ch - '0';
-  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-  return -1;
-}
-
-/*
- * A sink receives the decoded bytes of a string. Non-ASCII \u escapes are
- * delivered as 0xFF: they cannot be part of "BLOCK" nor of a key we look for.
- */
-typedef void (*sink)(void *ctx, unsigned char b);
-
-/* string reads a JSON string at the cursor, feeding its bytes to emit. */
-static void string(cursor *c, sink emit, void *ctx) {
-  if (!eat(c, '"')) {
-    c->err = 1;
-    return;
-  }
-  while (c->p < c->end) {
-    unsigned char b = (unsigned char)*c->p++;
-    if (b == '"') {
-      return;
-    }
-    if (b == '\\') {
-      if (c->p >= c->end) break;
-      unsigned char e = (unsigned char)*c->p++;
-      switch (e) {
-        case 'n': b = '\n'; break;
-        case 't': b = '\t'; break;
-        case 'r': b = '\r'; break;
-        case 'b': b = '\b'; break;
-        case 'f': b = '\f'; break;
-        case 'u': {
-          if (c->end - c->p < 4) {
-            c->err = 1;
-            return;
-          }
-          int v = 0;
-          for (int i = 0; i < 4; i++) {
-            int h = hexval((unsigned char)*c->p++);
-            if (h < 0) {
-              c->err = 1;
-              return;
-            }
-            v = v << 4 | h;
-          }
-          b = v < 0x80 ? (unsigned char)v : 0xFF;
-          break;
-        }
-        default: b = e; /* \" \\ \/ */
-      }
-    }
-    if (emit) emit(ctx, b);
-  }
-  c->err = 1; /* unterminated */
-}
-
-/* skip steps over one JSON value of any kind, without recursion. */
-static void skip(cursor *c) {
-  int ch = peek(c);
-  if (ch == '"') {
-    string(c, NULL, NULL);
-    return;
-  }
-  if (ch == '{' || ch == '[') {
-    long depth = 0;
-    while (c->p < c->end) {
-      char b = *c->p;
-      if (b == '"') {
-        string(c, NULL, NULL);
-        if (c->err) return;
-        continue;
-      }
-      c->p++;
-      if (b == '{' || b == '[') depth++;
-      if (b == '}' || b == ']') {
-        if (--depth == 0) return;
-      }
-    }
-    c->err = 1;
-    return;
-  }
-  /* number, true, false, null */
-  const char *start = c->p;
-  while (c->p < c->end && !strchr(",}] \t\r\n", *c->p)) c->p++;
-  if (c->p == start) c->err = 1;
-}
-
-/* A key buffer: keys longer than we care about never match. */
-typedef struct {
-  char s[16];
-  unsigned n;
-} keybuf;
-
-static void key_sink(void *ctx, unsigned char b) {
-  keybuf *k = ctx;
-  if (k->n < sizeof k->s - 1) k->s[k->n] = (char)b;
-  k->n++;
-}
-
-/*
- * member reads `"key":` of an object member into k (after the opening brace
- * or a comma). It returns 0 at the closing brace.
- */
-static int member(cursor *c, keybuf *k, int first) {
-  if (eat(c, '}')) return 0;
-  if (!first && !eat(c, ',')) {
-    c->err = 1;
-    return 0;
-  }
-  k->n = 0;
-  memset(k->s, 0, sizeof k->s);
-  string(c, key_sink, k);
-  if (k->n >= sizeof k->s) k->s[0] = '\0'; /* too long: matches nothing */
-  if (c->err || !eat(c, ':')) {
-    c->err = 1;
-    return 0;
-  }
-  return 1;
-}
-
-/* element reads the separator before an array element; 0 at the end. */
-static int element(cursor *c, int first) {
-  if (eat(c, ']')) return 0;
-  if (!first && !eat(c, ',')) {
-    c->err = 1;
-    return 0;
-  }
-  return 1;
-}
-
-/* ---- the guardrail -------------------------------------------------------- */
-
 static const char NEEDLE[] = "BLOCK";
 
-/* A streaming matcher of NEEDLE (no proper prefix of it is also a suffix). */
-typedef struct {
-  unsigned k;
-  int found;
-} matcher;
-
-static void match_sink(void *ctx, unsigned char b) {
-  matcher *m = ctx;
-  if (b == (unsigned char)NEEDLE[m->k]) {
-    if (++m->k == sizeof NEEDLE - 1) {
-      m->found = 1;
-      m->k = 0;
-    }
-  } else {
-    m->k = b == (unsigned char)NEEDLE[0] ? 1 : 0;
-  }
-}
-
-static void role_sink(void *ctx, unsigned char b) { key_sink(ctx, b); }
-
-/* part reads one Part: whether it has a text, and whether that has BLOCK. */
-static void part(cursor *c, int *has_text, int *found) {
-  keybuf k;
-  if (!eat(c, '{')) {
-    c->err = 1;
-    return;
-  }
-  for (int first = 1; member(c, &k, first); first = 0) {
-    if (strcmp(k.s, "text") == 0 && peek(c) == '"') {
-      matcher m = {0, 0};
-      string(c, match_sink, &m); /* parts are matched separately */
-      *has_text = 1;
-      *found |= m.found;
-    } else {
-      skip(c);
-    }
-    if (c->err) return;
-  }
-}
-
-/* content reads one Content of request.contents. */
-static void content(cursor *c, int *is_user, int *has_text, int *found) {
-  keybuf k;
-  *is_user = *has_text = *found = 0;
-  if (!eat(c, '{')) {
-    c->err = 1;
-    return;
-  }
-  for (int first = 1; member(c, &k, first); first = 0) {
-    if (strcmp(k.s, "role") == 0 && peek(c) == '"') {
-      keybuf role = {{0}, 0};
-      string(c, role_sink, &role);
-      *is_user = role.n == 4 && strcmp(role.s, "user") == 0;
-    } else if (strcmp(k.s, "parts") == 0 && peek(c) == '[') {
-      c->p++;
-      for (int f = 1; element(c, f); f = 0) {
-        if (peek(c) == '{') {
-          part(c, has_text, found);
-        } else {
-          skip(c); /* null */
-        }
-        if (c->err) return;
-      }
-    } else {
-      skip(c);
-    }
-    if (c->err) return;
-  }
-}
-
-/* contents reads request.contents; *blocked is the verdict. */
-static void contents(cursor *c, int *blocked) {
-  if (!eat(c, '[')) {
-    skip(c); /* null */
-    return;
-  }
-  for (int first = 1; element(c, first); first = 0) {
-    if (peek(c) == '{') {
-      int is_user, has_text, found;
-      content(c, &is_user, &has_text, &found);
-      if (is_user && has_text) *blocked = found; /* the latest one wins */
-    } else {
-      skip(c);
-    }
-    if (c->err) return;
-  }
-}
-
-/* blocked reports whether the BeforeModelInput's latest user text has BLOCK. */
-static int blocked(const char *in, uint32_t len, int *err) {
-  cursor c = {in, in + len, 0};
-  int verdict = 0;
-  keybuf k;
-  if (!eat(&c, '{')) {
+/* has_block reports whether the string v holds NEEDLE once decoded. */
+static int has_block(adkhost_json v, int *err) {
+  size_t cap = 3 * v.n + 1, n; /* the longest text v can decode to */
+  char *text = malloc(cap);
+  if (text == NULL || adkhost_json_string(v, text, cap, &n) != ADKHOST_OK) {
+    free(text);
     *err = 1;
     return 0;
   }
-  for (int first = 1; member(&c, &k, first); first = 0) {
-    if (strcmp(k.s, "request") == 0 && peek(&c) == '{') {
-      c.p++;
-      keybuf rk;
-      for (int f = 1; member(&c, &rk, f); f = 0) {
-        if (strcmp(rk.s, "contents") == 0) {
-          contents(&c, &verdict);
-        } else {
-          skip(&c);
-        }
-        if (c.err) break;
-      }
-    } else {
-      skip(&c);
-    }
-    if (c.err) break;
+  int found = 0;
+  for (size_t i = 0; !found && i + sizeof NEEDLE - 1 <= n; i++) {
+    found = memcmp(text + i, NEEDLE, sizeof NEEDLE - 1) == 0;
   }
-  *err = c.err;
+  free(text);
+  return found;
+}
+
+/* blocked reports whether the BeforeModelInput's latest user text has
+ * BLOCK: the text parts of the last content whose role is "user" and that
+ * has a text part. */
+static int blocked(const char *in, uint32_t len, int *err) {
+  adkhost_json msg, request, contents, content, v, parts, part;
+  if (adkhost_json_parse(in, len, &msg) != ADKHOST_OK || adkhost_json_type(msg) != ADKHOST_JSON_OBJECT) {
+    *err = 1;
+    return 0;
+  }
+  if (adkhost_json_get(msg, "request", &request) != ADKHOST_OK || adkhost_json_type(request) != ADKHOST_JSON_OBJECT ||
+      adkhost_json_get(request, "contents", &contents) != ADKHOST_OK || adkhost_json_type(contents) != ADKHOST_JSON_ARRAY) {
+    return 0; /* no contents: nothing to block */
+  }
+  int verdict = 0;
+  adkhost_json_iter cs = adkhost_json_iterate(contents);
+  while (adkhost_json_next(&cs, NULL, &content)) {
+    if (adkhost_json_type(content) != ADKHOST_JSON_OBJECT) continue;
+    int is_user = adkhost_json_get(content, "role", &v) == ADKHOST_OK && adkhost_json_eq(v, "user", 4);
+    int has_text = 0, found = 0;
+    if (adkhost_json_get(content, "parts", &parts) == ADKHOST_OK && adkhost_json_type(parts) == ADKHOST_JSON_ARRAY) {
+      adkhost_json_iter ps = adkhost_json_iterate(parts);
+      while (adkhost_json_next(&ps, NULL, &part)) {
+        if (adkhost_json_type(part) == ADKHOST_JSON_OBJECT && adkhost_json_get(part, "text", &v) == ADKHOST_OK &&
+            adkhost_json_type(v) == ADKHOST_JSON_STRING) {
+          has_text = 1;
+          found |= has_block(v, err); /* parts are matched separately */
+        }
+      }
+    }
+    if (is_user && has_text) verdict = found; /* the latest one wins */
+  }
   return verdict;
 }
 
