@@ -60,7 +60,7 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 				if ctx.node != nil {
 					author = ctx.node.eventAuthor()
 				}
-				err = &agentRunError{agent: info.Name, author: author, branch: ctx.branch, nodePath: ctx.nodePath, err: err}
+				err = &agentRunError{agent: info.Name, author: author, branch: ctx.branch, nodePath: ctx.nodePath, scope: ctx.isolationScope, err: err}
 			}
 			yield(nil, err)
 		}

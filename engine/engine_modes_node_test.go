@@ -80,3 +80,27 @@ func TestTaskTransferEndsTheTask(t *testing.T) {
 		t.Errorf("task response %v has no output key", fr[0].Response)
 	}
 }
+
+// A task agent whose model fails: the error event belongs to the task's
+// isolation scope, as google-adk's node runner stamps it, so the task stays
+// the active one and the user's next message joins it.
+func TestTaskFailureEventIsInTheTaskScope(t *testing.T) {
+	t.Parallel()
+	m := scripted.FromSteps("m",
+		scripted.Step{Response: calls(fcallID("call-r", "researcher", map[string]any{"request": "cats"}))},
+		scripted.Step{Err: errors.New("model exploded")},
+		scripted.Step{Response: text("Which cats?")})
+	researcher := newLlm(t, engine.LlmAgentConfig{Name: "researcher", Model: m, Mode: engine.ModeTask})
+	coordinator := newLlm(t, engine.LlmAgentConfig{Name: "coordinator", Model: m, SubAgents: []engine.Agent{researcher}})
+	r, svc := mustRunner(t, coordinator)
+	evs, err := run(t, r, svc, "s", userText("Research cats."), engine.RunConfig{})
+	if err == nil || len(evs) != 2 || evs[1].ErrorMessage != "model exploded" || evs[1].IsolationScope != "call-r" {
+		t.Fatalf("turn 1: %v, events %s; want the failure's error event in scope call-r", err, eventsJSON(evs))
+	}
+	mustRun(t, r, svc, "s", userText("Hello?"), engine.RunConfig{})
+	reqs := m.Requests()
+	last := reqs[len(reqs)-1]
+	if n := len(last.Contents); n != 2 || last.Contents[1].Parts[0].Text != "Hello?" {
+		t.Errorf("the task's request after the failure has %d contents, want its input and the user's message", n)
+	}
+}

@@ -154,7 +154,9 @@ func pyTypeName(v any) string {
 // error event's author (nodeRun.eventAuthor).
 type agentRunError struct {
 	agent, author, branch, nodePath string
-	err                             error
+	// scope is the failing run's isolation scope (a task delegation's).
+	scope string
+	err   error
 }
 
 func (e *agentRunError) Error() string { return e.err.Error() }

@@ -759,6 +759,7 @@ func (r *Runner) recordFailure(ictx *InvocationContext, err error, yield func(*s
 // placed as the failing run's events were (agentRunError).
 func failureEvent(invocationID string, failed *agentRunError, err error) *session.Event {
 	ev := session.NewEvent(invocationID, failed.author, failed.branch)
+	ev.IsolationScope = failed.scope
 	ev.ErrorCode, ev.ErrorMessage = errorEventFields(err)
 	if failed.nodePath != "" {
 		ev.NodeInfo = &session.NodeInfo{Path: failed.nodePath}

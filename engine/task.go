@@ -119,7 +119,6 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 			var failed *agentRunError
 			if errors.As(err, &failed) && run.nodePath != "" && tc.emit != nil {
 				ev := failureEvent(ctx.inv.id, failed, err)
-				ev.IsolationScope = run.isolationScope
 				if err := tc.emit(ev); err != nil {
 					return nil, err
 				}
