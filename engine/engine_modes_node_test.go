@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
 	"github.com/adkhost/adkhost/engine/model/scripted"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/engine/tool"
 )
 
 // A single_turn sub-agent that fails, as in google-adk's node runtime:
@@ -102,5 +104,45 @@ func TestTaskFailureEventIsInTheTaskScope(t *testing.T) {
 	last := reqs[len(reqs)-1]
 	if n := len(last.Contents); n != 2 || last.Contents[1].Parts[0].Text != "Hello?" {
 		t.Errorf("the task's request after the failure has %d contents, want its input and the user's message", n)
+	}
+}
+
+// A single_turn sub-agent that pauses on a long-running call pauses the
+// delegating agent with it (google-adk's NodeInterruptedError): no
+// response answers the delegation. The user's answer resumes the
+// sub-agent, whose answer then answers the delegation, and the
+// delegating agent goes on in the same turn.
+func TestSingleTurnPausedOnLongRunningCallResumes(t *testing.T) {
+	t.Parallel()
+	ask, err := tool.NewFunction(tool.FunctionConfig{Name: "ask_human", Description: "Asks.", LongRunning: true,
+		Fn: func(callbacks.ToolContext, map[string]any) (any, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New("m",
+		calls(fcallID("call-a", "approver", map[string]any{"request": "approve it"})),
+		calls(fcallID("call-h", "ask_human", map[string]any{})),
+		text("Approved by the human."),
+		text("It is approved."))
+	approver := newLlm(t, engine.LlmAgentConfig{Name: "approver", Model: m, Mode: engine.ModeSingleTurn, Tools: []tool.Tool{ask}})
+	coordinator := newLlm(t, engine.LlmAgentConfig{Name: "coordinator", Model: m, SubAgents: []engine.Agent{approver}})
+	r, svc := mustRunner(t, coordinator)
+	evs := mustRun(t, r, svc, "s", userText("Get it approved."), engine.RunConfig{})
+	if len(evs) != 2 || evs[1].Author != "approver" || len(evs[1].LongRunningToolIDs) != 1 {
+		t.Fatalf("turn 1 = %s, want the delegation and the approver's pending call only", eventsJSON(evs))
+	}
+	evs = mustRun(t, r, svc, "s", userFuncResponse("call-h", "ask_human", map[string]any{"ok": true}), engine.RunConfig{})
+	var got []string
+	for _, ev := range evs {
+		got = append(got, ev.Author)
+	}
+	if strings.Join(got, " ") != "approver coordinator coordinator" {
+		t.Fatalf("turn 2 authors = %v, want the approver's answer, the delegation's response, the coordinator's answer", got)
+	}
+	if fr := evs[1].FunctionResponses(); len(fr) != 1 || fr[0].ID != "call-a" || fr[0].Response["result"] != "Approved by the human." {
+		t.Errorf("delegation response = %+v", fr)
+	}
+	if evs[0].InvocationID != evs[2].InvocationID {
+		t.Errorf("turn 2 left the paused invocation")
 	}
 }

@@ -295,6 +295,10 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 		v, gated, runErr := confirmationGate(tc, t, args)
 		if !gated && runErr == nil {
 			v, runErr = t.Run(tc, args)
+			if _, paused := v.(singleTurnPaused); paused && runErr == nil {
+				// No response: the call waits with its sub-agent.
+				return nil, nil
+			}
 			if runErr == nil {
 				v, order, runErr = unwrapResult(v)
 			}

@@ -85,6 +85,19 @@ func lockedEmitter(yield func(*session.Event, error) bool) (emitter, func() bool
 // the tool's result text, as google-adk's tool returns it; cancellation and
 // a caller that stopped are errors.
 func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, error) {
+	return runSingleTurnAt(tc, agent, singleTurnRequest(args), len(tc.InvocationContext.Session().Events()))
+}
+
+// singleTurnPaused is the result of a single_turn run that ended with a
+// long-running call of its own unanswered: google-adk's run_node raises
+// NodeInterruptedError, so the call gets no response and the delegating
+// agent's run pauses with it; the user's response resumes the sub-agent
+// (resumeSingleTurnCalls).
+type singleTurnPaused struct{}
+
+// runSingleTurnAt is runSingleTurn with the sub-agent's request in (nil:
+// none) placed at index at of the session's events: where its run started.
+func runSingleTurnAt(tc *toolContext, agent Agent, in *genai.Content, at int) (any, error) {
 	ctx := tc.InvocationContext
 	name := agent.Info().Name
 	run := ctx.fork()
@@ -96,17 +109,18 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 		// are the sub-agent's own.
 		run.node = &nodeRun{name: name, path: run.nodePath, parent: ctx.node, branch: run.branch}
 	}
-	if in := singleTurnRequest(args); in != nil {
+	if in != nil {
 		ev := session.NewEvent(ctx.inv.id, "user", run.branch)
 		ev.Content = in
 		if run.nodePath != "" {
 			ev.NodeInfo = &session.NodeInfo{Path: run.nodePath}
 		}
 		ev.IsolationScope = run.isolationScope
-		run.singleTurn = &singleTurnInput{agent: agent, event: ev, at: len(ctx.Session().Events())}
+		run.singleTurn = &singleTurnInput{agent: agent, event: ev, at: at}
 	}
 	la, _ := agent.(*LlmAgent)
 	var output any
+	pending := map[string]bool{}
 	for ev, err := range runAgent(run, agent) {
 		if err != nil {
 			if ctx.Err() != nil {
@@ -132,6 +146,14 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 				markOutput(ev, run.nodePath, la.cfg.OutputSchema == nil)
 			}
 		}
+		if !ev.Partial {
+			for _, id := range ev.LongRunningToolIDs {
+				pending[id] = true
+			}
+			for _, fr := range ev.FunctionResponses() {
+				delete(pending, fr.ID)
+			}
+		}
 		if tc.emit == nil {
 			continue
 		}
@@ -139,7 +161,70 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 			return nil, err
 		}
 	}
+	if len(pending) > 0 {
+		return singleTurnPaused{}, nil
+	}
 	return output, nil
+}
+
+// resumeSingleTurnCalls runs again the single_turn calls a made in this
+// invocation that no response answers (they paused on a long-running call
+// the user has answered since, google-adk's node rerun), each from where
+// its call was made, and yields the responses of those that finish. It
+// returns false when the run must end: the caller stopped, a call failed,
+// or a sub-agent is still waiting.
+func (a *LlmAgent) resumeSingleTurnCalls(ctx *InvocationContext, yield func(*session.Event, error) bool) bool {
+	events := ctx.Session().Events()
+	answered := map[string]bool{}
+	for _, ev := range contents.LiveEvents(events) {
+		for _, fr := range ev.FunctionResponses() {
+			if fr.ID != "" {
+				answered[fr.ID] = true
+			}
+		}
+	}
+	for i, ev := range events {
+		if ev.InvocationID != ctx.inv.id || ev.Author != a.Name || ev.Branch != ctx.branch || ev.Partial {
+			continue
+		}
+		for _, fc := range ev.FunctionCalls() {
+			st := a.singleTurnTool(fc.Name)
+			if st == nil || fc.ID == "" || answered[fc.ID] {
+				continue
+			}
+			answered[fc.ID] = true
+			emit, stopped := lockedEmitter(yield)
+			tc := &toolContext{callbackContext: newCallbackContext(ctx, &session.EventActions{}), callID: fc.ID, emit: emit}
+			// A node run again has no input of its own: google-adk's
+			// agent then reads the invocation's message.
+			out, err := runSingleTurnAt(tc, st.agent, firstUserMessage(events, ctx.inv.id), i+1)
+			if stopped() {
+				return false
+			}
+			if err != nil {
+				yield(nil, err)
+				return false
+			}
+			if _, paused := out.(singleTurnPaused); paused {
+				return false
+			}
+			resp := buildResponseEvent(ctx, st, out, nil, tc)
+			ctx.stampNode(resp)
+			if !yield(resp, nil) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (a *LlmAgent) singleTurnTool(name string) *singleTurnAgentTool {
+	for _, t := range a.modeTools {
+		if st, ok := t.(*singleTurnAgentTool); ok && st.Name() == name {
+			return st
+		}
+	}
+	return nil
 }
 
 // singleTurnRequest is the user content a single_turn call's request
@@ -197,7 +282,8 @@ func markOutput(ev *session.Event, path string, messageIsOutput bool) {
 // its runs go through runDelegating.
 func (a *LlmAgent) delegatesTasks() bool {
 	for _, t := range a.modeTools {
-		if _, ok := t.(*taskAgentTool); ok {
+		switch t.(type) {
+		case *taskAgentTool, *singleTurnAgentTool:
 			return true
 		}
 	}
@@ -271,6 +357,9 @@ func runDelegating(parent *InvocationContext, a *LlmAgent) iter.Seq2[*session.Ev
 			if !a.dispatchTask(ctx, fc, yield) {
 				return
 			}
+		}
+		if !a.resumeSingleTurnCalls(ctx, yield) {
+			return
 		}
 		for {
 			var calls []*genai.FunctionCall
