@@ -102,17 +102,26 @@ pub mod rt {
     #[cfg(target_arch = "wasm32")]
     pub unsafe fn call(m: &Module, hook: Option<Hook>, ptr: u32, len: u32) -> u64 {
         let input: &[u8] = if len == 0 { &[] } else { std::slice::from_raw_parts(ptr as usize as *const u8, len as usize) };
-        let out = m.handle(hook, input);
+        let mut out = m.handle(hook, input);
         if out.is_empty() {
             return 0;
         }
-        let p = alloc_block(out.len());
-        if p.is_null() {
-            // An output we cannot allocate: fail loudly, the host replaces us.
-            std::process::abort();
+        // The output's own buffer goes to the host, not a copy: cut to its
+        // length (a shrink in place), it is a block of layout(len), which
+        // is how the host frees it (adkhost_free(ptr, len)).
+        out.shrink_to_fit();
+        if out.capacity() != out.len() {
+            // Not a layout free_block can release: copy, as before.
+            let p = alloc_block(out.len());
+            if p.is_null() {
+                // An output we cannot allocate: fail loudly, the host replaces us.
+                std::process::abort();
+            }
+            std::ptr::copy_nonoverlapping(out.as_ptr(), p, out.len());
+            return ((p as usize as u64) << 32) | out.len() as u64;
         }
-        std::ptr::copy_nonoverlapping(out.as_ptr(), p, out.len());
-        ((p as usize as u64) << 32) | out.len() as u64
+        let mut out = std::mem::ManuallyDrop::new(out);
+        ((out.as_mut_ptr() as usize as u64) << 32) | out.len() as u64
     }
 }
 

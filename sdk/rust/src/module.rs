@@ -1,5 +1,8 @@
 //! Registration (the describe message) and dispatch of hook calls.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -145,9 +148,12 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// (InvocationInfo) and, for tool hooks, the tool.
 #[derive(Clone, Debug, Default)]
 pub struct Context {
-    /// The InvocationInfo as sent: appName, userId, sessionId,
-    /// invocationId, agentName, branch, functionCallId, userContent.
-    pub info: Value,
+    // A tool call keeps the context's JSON text and decodes it on the
+    // first info(): most tools never look, and decoding it into a Value
+    // (an IndexMap with a hashed String per member) was a good part of
+    // the SDK's cost per call.
+    info_json: Option<Box<str>>,
+    info: OnceCell<Value>,
     /// The tool's name (tool_call and the tool hooks), else empty.
     pub tool: String,
     /// tool_call: the user's answer to an earlier request_confirmation.
@@ -155,8 +161,23 @@ pub struct Context {
 }
 
 impl Context {
+    /// A context whose InvocationInfo is info.
+    pub fn new(info: Value) -> Context {
+        Context { info: OnceCell::from(info), ..Context::default() }
+    }
+
+    /// The InvocationInfo as sent: appName, userId, sessionId,
+    /// invocationId, agentName, branch, functionCallId, userContent
+    /// (decoded on first use; Null if absent).
+    pub fn info(&self) -> &Value {
+        self.info.get_or_init(|| match &self.info_json {
+            Some(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            None => Value::Null,
+        })
+    }
+
     fn field(&self, k: &str) -> &str {
-        self.info.get(k).and_then(Value::as_str).unwrap_or("")
+        self.info().get(k).and_then(Value::as_str).unwrap_or("")
     }
     pub fn app_name(&self) -> &str {
         self.field("appName")
@@ -236,10 +257,10 @@ const NULL: Value = Value::Null;
 struct ToolCallInput<'a> {
     #[serde(rename = "abiVersion", borrow, default)]
     abi_version: Option<&'a RawValue>,
-    #[serde(default)]
-    context: Value,
-    #[serde(default)]
-    tool: String,
+    #[serde(borrow, default)]
+    context: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool: Cow<'a, str>,
     #[serde(borrow, default)]
     args: Option<&'a RawValue>,
     #[serde(default)]
@@ -312,8 +333,11 @@ impl Module {
             let a: A = serde_json::from_str(args)
                 .map_err(|e| Error(format!("adkhost: invalid arguments for {}: {}", tool, message(&e))))?;
             let r = f(ctx, a)?;
-            serde_json::to_vec(&ToolCallOutput { abi_version: 1, result: &r })
-                .map_err(|e| Error(format!("adkhost: the result of {} is not JSON: {}", tool, message(&e))))
+            // Room for a typical result at once, not a realloc per doubling.
+            let mut out = Vec::with_capacity(256);
+            serde_json::to_writer(&mut out, &ToolCallOutput { abi_version: 1, result: &r })
+                .map_err(|e| Error(format!("adkhost: the result of {} is not JSON: {}", tool, message(&e))))?;
+            Ok(out)
         });
         self.tools.push(ToolReg { decl, name: name.into(), run });
         self
@@ -455,9 +479,16 @@ impl Module {
         if !starts_object(input) {
             return Err("adkhost: the input is not a JSON object".into());
         }
-        let call: ToolCallInput = serde_json::from_slice(input).map_err(|e| Error(format!("adkhost: invalid input: {}", message(&e))))?;
+        // Checked as UTF-8 once, not string by string as from_slice does.
+        let input = std::str::from_utf8(input).map_err(|_| Error("adkhost: invalid input: not UTF-8".into()))?;
+        let call: ToolCallInput = serde_json::from_str(input).map_err(|e| Error(format!("adkhost: invalid input: {}", message(&e))))?;
         check_version(call.abi_version.map(RawValue::get))?;
-        let ctx = Context { info: call.context, tool: call.tool, confirmation: call.confirmation.filter(|c| !c.is_null()) };
+        let ctx = Context {
+            info_json: call.context.map(|c| c.get().into()),
+            info: OnceCell::new(),
+            tool: call.tool.into_owned(),
+            confirmation: call.confirmation.filter(|c| !c.is_null()),
+        };
         let t = self
             .tools
             .iter()
@@ -484,7 +515,7 @@ impl Module {
         if let Some(v) = input.get("abiVersion") {
             check_version(Some(&v.to_string()))?;
         }
-        let mut ctx = Context { info: take(&mut input, "context"), ..Context::default() };
+        let mut ctx = Context::new(take(&mut input, "context"));
         if let Some(Value::Object(t)) = input.get("tool") {
             ctx.tool = t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
         }

@@ -195,6 +195,24 @@ fn tool_call_errors() {
 }
 
 #[test]
+fn tool_call_context_on_demand() {
+    // A tool call keeps the context's text and decodes it on first use,
+    // escapes and all; without one, info() is null.
+    let mut m = Module::new("ctx", "1.0.0");
+    m.tool("who", "The context.", json!({}), |ctx: &Context, _: Value| {
+        Ok(json!({"app": ctx.app_name(), "user": ctx.user_id(), "tool": ctx.tool, "content": ctx.info()["userContent"]}))
+    });
+    let input = br#"{"abiVersion":1,"context":{"appName":"we\"ird \u00e9","userId":"u1","userContent":{"role":"user","parts":[{"text":"hi"}]}},"tool":"who"}"#;
+    let out = parse(&m.handle(Some(Hook::ToolCall), input));
+    assert_eq!(out, json!({"abiVersion": 1, "result": {"app": "we\"ird é", "user": "u1", "tool": "who", "content": {"role": "user", "parts": [{"text": "hi"}]}}}));
+    let out = parse(&m.handle(Some(Hook::ToolCall), br#"{"abiVersion":1,"tool":"who"}"#));
+    assert_eq!(out, json!({"abiVersion": 1, "result": {"app": "", "user": "", "tool": "who", "content": null}}));
+    let out = String::from_utf8(m.handle(Some(Hook::ToolCall), b"{\"tool\":\"who\xff\"}")).unwrap();
+    assert_eq!(out, r#"{"abiVersion":1,"error":"adkhost: invalid input: not UTF-8"}"#);
+    assert_eq!(Context::new(json!({"agentName": "a"})).agent_name(), "a");
+}
+
+#[test]
 fn callbacks_chain_and_edits() {
     let mut m = Module::new("weather", "1.0.0");
     setup(&mut m);
