@@ -12,7 +12,7 @@ import (
 
 // TestRustBench is the Rust row of make bench-wasm, measured as the Python
 // row is (row): sdk/rust/testdata/weather, the Go tool's twin with serde
-// types, built by sdk/rust/cargo-wasm (release: opt-level "s", LTO). It
+// types, built by sdk/rust/cargo-wasm (release: opt-level 3, LTO). It
 // needs a Rust toolchain for wasm32-wasip1 (plugins/examples/install-deps.sh).
 func TestRustBench(t *testing.T) {
 	enabled(t)
