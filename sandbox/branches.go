@@ -28,14 +28,19 @@ import (
 // the values a module's branches carry (maxBranchValues). Real guests
 // are far below. The Python runtime (CPython's eval loop) is the largest:
 // 12,848 branches to one label, 14,691 br_table entries in one function,
-// 1.7·10⁸ and 1.9·10⁶; a Go guest has 292, 965, 2·10⁶ and 5·10⁵, a
-// Haskell one 1,421, 3,126, 2.7·10⁶ and 1.5·10⁵.
+// 1.7·10⁸ and 9.3·10⁶; a Go guest has 292, 965, 2·10⁶ and 1.9·10⁶, a
+// Haskell one 1,421, 3,126, 2.7·10⁶ and 5.4·10⁵.
 
-// maxBlockDepths bounds the sum over a module's basic blocks of their
-// depth in their function's dominator tree, as branchCount estimates it:
-// wazero's dominator and loop passes walk up the tree from every block, so
-// 20,000 ifs one after the other (4·10⁸) took 19.5 s to compile. 4·10⁷ is
-// about two seconds.
+// maxBlockDepths bounds what the compiler's walks up the dominator trees
+// of a module's functions cost, as branchCount estimates it: the depth of
+// every basic block (its dominator and loop passes walk up from each), of
+// every local.get (it looks for the local's definition up the tree,
+// remembering what it found at joins only), and at each label the depth of
+// its branches times the function's locals (a local read below a join is
+// looked for through every branch to it). 20,000 ifs one after the other
+// (4·10⁸) took 19.5 s to compile, 5,000 ifs branching out of one block
+// and ten locals read after it (1.6·10⁸) 8.6 s. 4·10⁷ is about two
+// seconds.
 const maxBlockDepths = 40_000_000
 
 // maxBranchValues bounds the values the branches of a module carry
@@ -63,9 +68,11 @@ type branchCount struct {
 	// labels are the open labels, innermost last.
 	labels []label
 	// depth is the dominator tree depth of the current basic block, as
-	// the walk estimates it, and depths their sum over the function's
-	// blocks; allDepths sums depths over the module's functions.
+	// the walk estimates it; depths sums what the compiler's walks up the
+	// tree cost the function (see maxBlockDepths), allDepths the module.
 	depth, depths, allDepths uint64
+	// locals is the function's number of declared locals, plus one.
+	locals uint64
 	// arities are the module's types' parameters and results; args sums
 	// the values the module's branches carry.
 	arities [][2]uint32
@@ -80,15 +87,17 @@ type label struct {
 	// parameters, a block's or if's results.
 	values uint32
 	open   uint64
+	// join sums, over the branches to it, their depth below open.
+	join uint64
 }
 
 // body walks one function body's instructions (after its locals), counting
 // the branches to each label. It reports an instruction it cannot read as
 // ErrCompile, and the bounds passed as ErrTooComplex. i names the function.
-func (b *branchCount) body(i uint32, fn []byte) error {
+func (b *branchCount) body(i uint32, locals uint64, fn []byte) error {
 	r := reader{b: fn}
 	b.labels = append(b.labels[:0], label{}) // the function's own label
-	b.entries, b.depth, b.depths = 0, 0, 0
+	b.entries, b.depth, b.depths, b.locals = 0, 0, 0, locals+1
 	for len(b.labels) > 0 && r.err == nil {
 		at := r.i
 		switch op := r.byte(); {
@@ -133,7 +142,10 @@ func (b *branchCount) body(i uint32, fn []byte) error {
 			for k := r.count(); k > 0 && r.err == nil; k-- {
 				r.byte()
 			}
-		case op >= 0x20 && op <= 0x26 || op == 0xd2:
+		case op == 0x20: // local.get: the compiler looks for its definition up the tree
+			r.u32()
+			b.depths += b.depth
+		case op >= 0x21 && op <= 0x26 || op == 0xd2:
 			r.u32()
 		case op >= 0x28 && op <= 0x3e:
 			r.memarg()
@@ -167,7 +179,7 @@ func (b *branchCount) body(i uint32, fn []byte) error {
 		return fmt.Errorf("%w: function %d: %w: it does not end with its last end", ErrCompile, i, errUnreadBody)
 	}
 	if b.allDepths += b.depths; b.allDepths > maxBlockDepths {
-		return fmt.Errorf("%w: the functions' control flow nests too deep to compile in time (about %d steps by function %d, at most %d): split long chains of if and br_if into functions", ErrTooComplex, b.allDepths, i, uint64(maxBlockDepths))
+		return fmt.Errorf("%w: the functions' control flow nests too deep to compile in time (about %d steps by function %d, at most %d): split long chains of if and br_if, or functions reading many locals after them, into smaller functions", ErrTooComplex, b.allDepths, i, uint64(maxBlockDepths))
 	}
 	return nil
 }
@@ -178,6 +190,7 @@ func (b *branchCount) branch(i uint32, at int, l uint32) error {
 		return nil // invalid: validation says so
 	}
 	t := &b.labels[len(b.labels)-1-int(l)]
+	t.join += b.depth - t.open
 	if t.branches++; t.branches > b.c.MaxBranchesPerLabel {
 		return fmt.Errorf("%w: function %d: more than %d branches to one label (at byte %d of its body)", ErrTooComplex, i, b.c.MaxBranchesPerLabel, at)
 	}
@@ -219,6 +232,9 @@ func (b *branchCount) close() {
 	b.labels = b.labels[:len(b.labels)-1]
 	k := uint64(l.branches)
 	b.cost += k * k
+	// A local read below the label looks for its definition through
+	// each branch (the compiler remembers it at the join only).
+	b.depths += l.join * b.locals
 	if len(b.labels) > 0 {
 		b.block(l.open + 1)
 	}

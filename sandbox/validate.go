@@ -448,7 +448,7 @@ func checkBodies(sec []byte, c Complexity, arities [][2]uint32) error {
 		if fn.err != nil {
 			return fmt.Errorf("%w: function %d's locals: %v", ErrCompile, i, fn.err)
 		}
-		if err := branches.body(i, fn.b[fn.i:]); err != nil {
+		if err := branches.body(i, locals, fn.b[fn.i:]); err != nil {
 			return err
 		}
 	}
