@@ -146,3 +146,37 @@ func TestSingleTurnPausedOnLongRunningCallResumes(t *testing.T) {
 		t.Errorf("turn 2 left the paused invocation")
 	}
 }
+
+// The pause holds when the sub-agent's long-running tool answered with a
+// status (google-adk keeps the call's id until the user answers) and when
+// the delegation came beside another call: that call's response is
+// stored, and the delegating agent's model is not asked again.
+func TestSingleTurnPauseWithStatusAndSibling(t *testing.T) {
+	t.Parallel()
+	ask, err := tool.NewFunction(tool.FunctionConfig{Name: "ask_human", Description: "Asks.", LongRunning: true,
+		Fn: func(callbacks.ToolContext, map[string]any) (any, error) { return map[string]any{"status": "pending"}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logIt, err := tool.NewFunction(tool.FunctionConfig{Name: "log_it", Description: "Logs.",
+		Fn: func(callbacks.ToolContext, map[string]any) (any, error) { return map[string]any{"ok": true}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New("m",
+		calls(fcallID("call-l", "log_it", map[string]any{}), fcallID("call-a", "approver", map[string]any{"request": "approve it"})),
+		calls(fcallID("call-h", "ask_human", map[string]any{})),
+		text("Approval is pending."),
+		text("The coordinator must not be asked again."))
+	approver := newLlm(t, engine.LlmAgentConfig{Name: "approver", Model: m, Mode: engine.ModeSingleTurn, Tools: []tool.Tool{ask}})
+	coordinator := newLlm(t, engine.LlmAgentConfig{Name: "coordinator", Model: m, Tools: []tool.Tool{logIt}, SubAgents: []engine.Agent{approver}})
+	r, svc := mustRunner(t, coordinator)
+	evs := mustRun(t, r, svc, "s", userText("Log and approve."), engine.RunConfig{})
+	if n := len(m.Requests()); n != 3 {
+		t.Errorf("%d model requests, want 3 (the coordinator once, the approver twice)", n)
+	}
+	last := evs[len(evs)-1]
+	if fr := last.FunctionResponses(); last.Author != "coordinator" || len(fr) != 1 || fr[0].ID != "call-l" {
+		t.Errorf("last event = %s, want the coordinator's response to log_it alone", eventsJSON(evs))
+	}
+}

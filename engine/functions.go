@@ -296,7 +296,10 @@ func (a *LlmAgent) runFunctionCall(ctx *InvocationContext, call *llmCall, fc *ge
 		if !gated && runErr == nil {
 			v, runErr = t.Run(tc, args)
 			if _, paused := v.(singleTurnPaused); paused && runErr == nil {
-				// No response: the call waits with its sub-agent.
+				// No response: the call waits with its sub-agent, and the
+				// agent's run stops after this step (the other calls'
+				// responses are still stored).
+				ctx.EndInvocation()
 				return nil, nil
 			}
 			if runErr == nil {

@@ -88,8 +88,8 @@ func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, erro
 	return runSingleTurnAt(tc, agent, singleTurnRequest(args), len(tc.InvocationContext.Session().Events()))
 }
 
-// singleTurnPaused is the result of a single_turn run that ended with a
-// long-running call of its own unanswered: google-adk's run_node raises
+// singleTurnPaused is the result of a single_turn run that made a
+// long-running call of its own: google-adk's run_node raises
 // NodeInterruptedError, so the call gets no response and the delegating
 // agent's run pauses with it; the user's response resumes the sub-agent
 // (resumeSingleTurnCalls).
@@ -146,12 +146,12 @@ func runSingleTurnAt(tc *toolContext, agent Agent, in *genai.Content, at int) (a
 				markOutput(ev, run.nodePath, la.cfg.OutputSchema == nil)
 			}
 		}
+		// A long-running call interrupts the run even when its tool
+		// answered with a status: google-adk's node runner keeps its id
+		// until the user's own response comes.
 		if !ev.Partial {
 			for _, id := range ev.LongRunningToolIDs {
 				pending[id] = true
-			}
-			for _, fr := range ev.FunctionResponses() {
-				delete(pending, fr.ID)
 			}
 		}
 		if tc.emit == nil {
