@@ -154,7 +154,9 @@ func TestSingleTurnPausedOnLongRunningCallResumes(t *testing.T) {
 func TestSingleTurnPauseWithStatusAndSibling(t *testing.T) {
 	t.Parallel()
 	ask, err := tool.NewFunction(tool.FunctionConfig{Name: "ask_human", Description: "Asks.", LongRunning: true,
-		Fn: func(callbacks.ToolContext, map[string]any) (any, error) { return map[string]any{"status": "pending"}, nil }})
+		Fn: func(callbacks.ToolContext, map[string]any) (any, error) {
+			return map[string]any{"status": "pending"}, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
