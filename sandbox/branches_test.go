@@ -46,6 +46,13 @@ func seqIfs(n int) []byte {
 	return bytes.Repeat([]byte{0x20, 0x00, 0x04, 0x40, 0x0b}, n)
 }
 
+// nestedBlocks is n blocks one inside the other, each end followed by
+// local.get 0, drop: a chain of n blocks, nothing branching.
+func nestedBlocks(n int) []byte {
+	b := bytes.Repeat([]byte{0x02, 0x40}, n)
+	return append(b, bytes.Repeat([]byte{0x0b, 0x20, 0x00, 0x1a}, n)...)
+}
+
 // fanIn is block ((local.get 0, if, i32.const k, local.set 1, br 1, end)
 // x n) end, then locals 1..reads read: each read looks for its definition
 // through n branches down a chain n blocks long. The function declares
@@ -87,7 +94,8 @@ func multiValue(n, k int) []byte {
 // real guest's scale pass and are valid. Before the bounds, one br_table
 // of a million entries took 7 min 40 s and 2.3 GB to compile, 50,000
 // br_ifs to one label 3 min 12 s, 20,000 ifs in a row 19.5 s, 5,000 ifs
-// branching out of a block with ten locals read after it 8.6 s.
+// branching out of a block with ten locals read after it 8.6 s, 20,000
+// nested blocks each followed by a read 10 s.
 func TestBranchesBounded(t *testing.T) {
 	ctx := context.Background()
 	var v validator
@@ -110,6 +118,8 @@ func TestBranchesBounded(t *testing.T) {
 		{"5,000 br_ifs to one label", brIfs(5_000), "", nil},
 		{"20,000 br_ifs to one label", brIfs(20_000), "control flow nests too deep", nil},
 		{"5,000 ifs in a row", seqIfs(5_000), "", nil},
+		{"2,000 nested blocks", nestedBlocks(2_000), "", nil},
+		{"20,000 nested blocks", nestedBlocks(20_000), "control flow nests too deep", nil},
 		{"20,000 ifs in a row", seqIfs(20_000), "control flow nests too deep", nil},
 		{"100 branches carrying 1,000 values", multiValue(100, 1), "", nil},
 		{"1,500 branches carrying 1,000 values", multiValue(1_500, 1), "branches carry more than 1000000 values", nil},
