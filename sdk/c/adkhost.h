@@ -313,6 +313,7 @@ static inline void adkhost_w_reserve(adkhost_writer *w, size_t n) {
 /* Bytes as they are (JSON the caller vouches for). Inline, so that a
  * literal's length and copy are the compiler's. */
 static inline void adkhost_w_raw(adkhost_writer *w, const char *s, size_t n) {
+  if (n == 0) return; /* an empty writer has no buffer to copy to */
   adkhost_w_reserve(w, n);
   __builtin_memcpy(w->buf + w->len, s, n);
   w->len += n;

@@ -118,6 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* The writer: any bytes make a string that parses and reads back. */
   adkhost_writer w = {0};
+  adkhost_w_raw(&w, in, 0); /* nothing, into a writer with no buffer yet */
   adkhost_w_string(&w, in, size);
   adkhost_json s;
   CHECK(adkhost_json_parse(w.buf, w.len, &s) == ADKHOST_OK && adkhost_json_type(s) == ADKHOST_JSON_STRING);
