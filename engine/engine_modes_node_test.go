@@ -2,8 +2,11 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"google.golang.org/genai"
 
 	"github.com/adkhost/adkhost/callbacks"
 	"github.com/adkhost/adkhost/engine"
@@ -180,5 +183,46 @@ func TestSingleTurnPauseWithStatusAndSibling(t *testing.T) {
 	last := evs[len(evs)-1]
 	if fr := last.FunctionResponses(); last.Author != "coordinator" || len(fr) != 1 || fr[0].ID != "call-l" {
 		t.Errorf("last event = %s, want the coordinator's response to log_it alone", eventsJSON(evs))
+	}
+}
+
+// A single_turn sub-agent whose after_agent callback returns content after
+// its answer produces a second output, which google-adk's node refuses
+// (ValueError "Output already set..."): an error event of the sub-agent's
+// run instead of the callback's event, and the failure text as the result.
+// Each call runs the sub-agent as the first run under the call (@1).
+func TestSingleTurnSecondOutputFails(t *testing.T) {
+	t.Parallel()
+	m := scripted.New("m",
+		calls(fcallID("call-f", "formatter", map[string]any{"request": "hi"})),
+		text("**hi**"),
+		calls(fcallID("call-g", "formatter", map[string]any{"request": "ho"})),
+		text("**ho**"),
+		text("Done."))
+	formatter := newLlm(t, engine.LlmAgentConfig{Name: "formatter", Model: m, Mode: engine.ModeSingleTurn,
+		AfterAgent: []callbacks.AfterAgent{func(callbacks.CallbackContext) (*genai.Content, error) {
+			return &genai.Content{Role: "model", Parts: []*genai.Part{{Text: "Signing off."}}}, nil
+		}}})
+	coordinator := newLlm(t, engine.LlmAgentConfig{Name: "coordinator", Model: m, SubAgents: []engine.Agent{formatter}})
+	r, svc := mustRunner(t, coordinator)
+	evs := mustRun(t, r, svc, "s", userText("Format."), engine.RunConfig{})
+	var failures, results []string
+	for _, ev := range evs {
+		if ev.ErrorCode != "" {
+			failures = append(failures, ev.Author+":"+ev.ErrorCode+":"+ev.ErrorMessage+":"+ev.NodeInfo.Path)
+		}
+		for _, fr := range ev.FunctionResponses() {
+			results = append(results, fmt.Sprint(fr.Response["result"]))
+		}
+		if ev.Content != nil && len(ev.Content.Parts) > 0 && ev.Content.Parts[0].Text == "Signing off." {
+			t.Errorf("the callback's second output was stored: %s", eventsJSON([]*session.Event{ev}))
+		}
+	}
+	want := "formatter:ValueError:Output already set. A node can produce at most one output.:coordinator@1/formatter@1"
+	if len(failures) != 2 || failures[0] != want || failures[1] != want {
+		t.Errorf("error events = %q, want two of %q", failures, want)
+	}
+	if len(results) != 2 || results[0] != "Error running sub-agent: Dynamic node formatter failed" || results[1] != results[0] {
+		t.Errorf("results = %q", results)
 	}
 }

@@ -14,6 +14,7 @@ package engine
 //     after which the delegating agent runs again.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/adkhost/adkhost/engine/contents"
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/adkhost/adkhost/internal/keyorder"
 	"github.com/adkhost/adkhost/internal/pyfmt"
 )
 
@@ -85,8 +87,42 @@ func lockedEmitter(yield func(*session.Event, error) bool) (emitter, func() bool
 // the tool's result text, as google-adk's tool returns it; cancellation and
 // a caller that stopped are errors.
 func runSingleTurn(tc *toolContext, agent Agent, args map[string]any) (any, error) {
-	return runSingleTurnAt(tc, agent, singleTurnRequest(args), len(tc.InvocationContext.Session().Events()))
+	events := tc.InvocationContext.Session().Events()
+	return runSingleTurnAt(tc, agent, singleTurnRequest(args, requestKeyOrder(events, tc.callID)), len(events))
 }
+
+// requestKeyOrder is the key-order hint of the request argument of the
+// call with id callID, from the model's event: a dict request is dumped in
+// the order the model wrote it, as google-adk's json.dumps does.
+func requestKeyOrder(events []*session.Event, callID string) json.RawMessage {
+	if callID == "" {
+		return nil
+	}
+	for _, ev := range slices.Backward(events) {
+		if ev.Content == nil {
+			continue
+		}
+		for i, p := range ev.Content.Parts {
+			if p != nil && p.FunctionCall != nil && p.FunctionCall.ID == callID {
+				return keyorder.Sub(ev.PartKeyOrder(i), "request")
+			}
+		}
+	}
+	return nil
+}
+
+// errOutputAlreadySet is google-adk's ValueError for a node run that
+// produces a second output.
+var errOutputAlreadySet error = &outputAlreadySetError{}
+
+type outputAlreadySetError struct{}
+
+func (*outputAlreadySetError) Error() string {
+	return "Output already set. A node can produce at most one output."
+}
+
+// ErrorCode makes the error's event carry google-adk's exception name.
+func (*outputAlreadySetError) ErrorCode() string { return "ValueError" }
 
 // singleTurnPaused is the result of a single_turn run that made a
 // long-running call of its own: google-adk's run_node raises
@@ -103,10 +139,11 @@ func runSingleTurnAt(tc *toolContext, agent Agent, in *genai.Content, at int) (a
 	run := ctx.fork()
 	run.branch = subBranch(ctx.branch, name, tc.callID)
 	if ctx.nodePath != "" {
-		run.nodePath = ctx.inv.nextNodePath(ctx.nodePath, name)
-		// google-adk runs it from the tool's context, which has no event
-		// author: events the runtime makes for a run that yielded nothing
-		// are the sub-agent's own.
+		// google-adk runs it from the tool's context, a fresh parent for
+		// every call: each run is the sub-agent's first under it (@1), and
+		// as that context has no event author, events the runtime makes
+		// for a run that yielded nothing are the sub-agent's own.
+		run.nodePath = ctx.nodePath + "/" + name + "@1"
 		run.node = &nodeRun{name: name, path: run.nodePath, parent: ctx.node, branch: run.branch}
 	}
 	if in != nil {
@@ -120,8 +157,20 @@ func runSingleTurnAt(tc *toolContext, agent Agent, in *genai.Content, at int) (a
 	}
 	la, _ := agent.(*LlmAgent)
 	var output any
+	hasOutput := false
 	pending := map[string]bool{}
 	for ev, err := range runAgent(run, agent) {
+		if err == nil && la != nil && hasOutput {
+			// A second output (an after_agent callback's content after the
+			// answer) fails the node, as google-adk's Context does.
+			if _, again := la.nodeOutput(ev); again {
+				author := name
+				if run.node != nil {
+					author = run.node.eventAuthor()
+				}
+				err = &agentRunError{agent: name, author: author, branch: run.branch, nodePath: run.nodePath, scope: run.isolationScope, err: errOutputAlreadySet}
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -142,7 +191,7 @@ func runSingleTurnAt(tc *toolContext, agent Agent, in *genai.Content, at int) (a
 		}
 		if la != nil {
 			if out, ok := la.nodeOutput(ev); ok {
-				output = out
+				output, hasOutput = out, true
 				markOutput(ev, run.nodePath, la.cfg.OutputSchema == nil)
 			}
 		}
@@ -229,14 +278,14 @@ func (a *LlmAgent) singleTurnTool(name string) *singleTurnAgentTool {
 
 // singleTurnRequest is the user content a single_turn call's request
 // argument becomes; nil without one.
-func singleTurnRequest(args map[string]any) *genai.Content {
+func singleTurnRequest(args map[string]any, order json.RawMessage) *genai.Content {
 	v, ok := args["request"]
 	if !ok || v == nil {
 		return nil
 	}
 	text, isStr := v.(string)
 	if !isStr {
-		s, err := pyfmt.JSONDumps(v)
+		s, err := pyfmt.JSONDumpsOrdered(v, order)
 		if err != nil {
 			s = fmt.Sprint(v)
 		}
