@@ -5,9 +5,8 @@ import (
 	"fmt"
 )
 
-// wazero's optimizing compiler does work that grows faster than the code
-// in three places, and compiles run in the server's process where nothing
-// interrupts them:
+// wazero's optimizing compiler does work that grows faster than the code,
+// and compiles run in the server's process where nothing interrupts them:
 //
 //   - it adds a branch to its target block's predecessors after scanning
 //     the ones it has (ssa basicBlock.addPred): a label P branches target
@@ -16,28 +15,29 @@ import (
 //     entries, a 1 MB module, took 7 min 40 s of a core and 2.3 GB; the
 //     8 MiB a body may hold would take days;
 //   - its dominator and loop passes walk up the dominator tree from every
-//     block: 20,000 ifs one after the other took 19.5 s, 50,000 br_ifs to
-//     one label 3 min 12 s;
+//     block, and it looks for a local's definition up the tree (and in
+//     every enclosing loop's header): 20,000 ifs one after the other took
+//     19.5 s, 50,000 br_ifs to one label 3 min 12 s;
 //   - each branch copies the values its target takes.
 //
 // So before compiling, branchCount bounds the branches to one label (br,
 // br_if, each br_table entry: Complexity.MaxBranchesPerLabel), the
 // br_table entries of one function (MaxBranchTableEntries), the sum over
-// a module's labels of their branches squared (maxBranchCost), the sum
-// over its blocks of their estimated dominator depth (maxBlockDepths) and
-// the values a module's branches carry (maxBranchValues). Real guests
-// are far below. The Python runtime (CPython's eval loop) is the largest:
-// 12,848 branches to one label, 14,691 br_table entries in one function,
-// 1.7·10⁸ and 9.3·10⁶; a Go guest has 292, 965, 2·10⁶ and 1.9·10⁶, a
-// Haskell one 1,421, 3,126, 2.7·10⁶ and 5.4·10⁵.
+// a module's labels of their branches squared (maxBranchCost), what the
+// walks up the trees cost, estimated (maxBlockDepths), and the values a
+// module's branches carry (maxBranchValues). Real guests are far below.
+// The Python runtime (CPython's eval loop) is the largest: 12,848 branches
+// to one label, 14,691 br_table entries in one function, 1.7·10⁸ and
+// 1.26·10⁷; a Go guest has 292, 965, 2·10⁶ and 2.7·10⁶, a Haskell one
+// 1,421, 3,126, 2.7·10⁶ and 1·10⁶.
 
 // maxBlockDepths bounds what the compiler's walks up the dominator trees
 // of a module's functions cost, as branchCount estimates it: the depth of
 // every basic block (its dominator and loop passes walk up from each), of
 // every local.get (it looks for the local's definition up the tree,
-// remembering what it found at joins only), and at each label the depth of
-// its branches times the function's locals (a local read below a join is
-// looked for through every branch to it). 20,000 ifs one after the other
+// remembering what it found at joins only; see localGet for loops), and
+// at each label the depth of its branches times the function's locals (a
+// local read below a join is looked for through every branch to it). 20,000 ifs one after the other
 // (4·10⁸) took 19.5 s to compile, 5,000 ifs branching out of one block
 // and ten locals read after it (1.6·10⁸) 8.6 s. 4·10⁷ is about two
 // seconds.
@@ -73,6 +73,12 @@ type branchCount struct {
 	depth, depths, allDepths uint64
 	// locals is the function's number of declared locals, plus one.
 	locals uint64
+	// loops are the serial numbers of the open loops, innermost last;
+	// serial numbers the module's loops; read holds, by local, the serial
+	// of the innermost loop it was last read in.
+	loops  []uint32
+	serial uint32
+	read   []uint32
 	// arities are the module's types' parameters and results; args sums
 	// the values the module's branches carry.
 	arities [][2]uint32
@@ -100,6 +106,7 @@ func (b *branchCount) body(i uint32, locals uint64, fn []byte) error {
 	r := reader{b: fn}
 	b.labels = append(b.labels[:0], label{}) // the function's own label
 	b.entries, b.depth, b.depths, b.locals = 0, 0, 0, locals+1
+	b.loops = b.loops[:0]
 	for len(b.labels) > 0 && r.err == nil {
 		at := r.i
 		switch op := r.byte(); {
@@ -108,6 +115,10 @@ func (b *branchCount) body(i uint32, locals uint64, fn []byte) error {
 		case op == 0x03 || op == 0x04: // loop (its header), if (its then)
 			b.labels = append(b.labels, label{values: b.values(&r, op == 0x03), open: b.depth, kind: op})
 			b.block(b.depth + 1)
+			if op == 0x03 {
+				b.serial++
+				b.loops = append(b.loops, b.serial)
+			}
 		case op == 0x05: // else
 			b.block(b.labels[len(b.labels)-1].open + 1)
 		case op == 0x0b: // end
@@ -145,8 +156,7 @@ func (b *branchCount) body(i uint32, locals uint64, fn []byte) error {
 				r.byte()
 			}
 		case op == 0x20: // local.get: the compiler looks for its definition up the tree
-			r.u32()
-			b.depths += b.depth
+			b.localGet(r.u32())
 		case op >= 0x21 && op <= 0x26 || op == 0xd2:
 			r.u32()
 		case op >= 0x28 && op <= 0x3e:
@@ -227,6 +237,29 @@ func (b *branchCount) block(d uint64) {
 	b.depths += d
 }
 
+// localGet counts a read of local v. The compiler looks for its
+// definition up the tree, and the first read of v inside a loop, whose
+// header is not complete until its end, leaves a placeholder in the header
+// of every loop around it, later resolved into a block parameter: 1,000
+// locals read inside 2,000 nested loops took 6.1 s and 310 MB to compile,
+// about sixty times a tree step each.
+func (b *branchCount) localGet(v uint32) {
+	b.depths += b.depth
+	if len(b.loops) == 0 || v >= 1<<20 {
+		return // no loop; or an invalid index (a function has fewer)
+	}
+	if int(v) >= len(b.read) {
+		b.read = append(b.read, make([]uint32, int(v)+1-len(b.read))...)
+	}
+	if in := b.loops[len(b.loops)-1]; b.read[v] != in {
+		b.read[v] = in
+		b.depths += loopReadWeight * uint64(len(b.loops))
+	}
+}
+
+// loopReadWeight is what a placeholder costs the compiler, in tree steps.
+const loopReadWeight = 64
+
 // close ends the innermost label, adding its branches' cost. The code
 // after it is a new block: a join, dominated by the block the label
 // opened in, when branches lead to it (an if's false edge does); else
@@ -236,6 +269,9 @@ func (b *branchCount) block(d uint64) {
 func (b *branchCount) close() {
 	l := b.labels[len(b.labels)-1]
 	b.labels = b.labels[:len(b.labels)-1]
+	if l.kind == 0x03 {
+		b.loops = b.loops[:len(b.loops)-1]
+	}
 	k := uint64(l.branches)
 	b.cost += k * k
 	// A local read below the label looks for its definition through
