@@ -260,7 +260,11 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 		}
 	} else {
 		hookSig = sigExtismHook
-		m.wasm = wasm
+		// The bytes checkShape returned, its tables capped: the Extism
+		// runtime compiles them again, and the upload's own let table.grow
+		// go past MaxTableElements, outside the memory budget. Cloned: a
+		// cached entry's mapping does not outlive Load.
+		m.wasm = slices.Clone(code)
 	}
 	if err := need(abi.ExportDescribe, hookSig, "that declares the module's tools and hooks"); err != nil {
 		return nil, err
