@@ -226,3 +226,28 @@ func TestSingleTurnSecondOutputFails(t *testing.T) {
 		t.Errorf("results = %q", results)
 	}
 }
+
+// A task agent with include_contents none has no turn of its own in view on
+// its first request (the user's message is outside its scope), so, as in
+// google-adk, its request has no contents at all, not even the task input;
+// once the user answers inside the task, the input leads the turn.
+func TestTaskIncludeContentsNoneFirstRequest(t *testing.T) {
+	t.Parallel()
+	m := scripted.New("m",
+		calls(fcallID("call-r", "researcher", map[string]any{"request": "cats"})),
+		text("Which cats?"),
+		calls(fcallID("call-f", "finish_task", map[string]any{"result": "house cats"})),
+		text("House cats."))
+	researcher := newLlm(t, engine.LlmAgentConfig{Name: "researcher", Model: m, Mode: engine.ModeTask, IncludeContents: engine.IncludeContentsNone})
+	coordinator := newLlm(t, engine.LlmAgentConfig{Name: "coordinator", Model: m, SubAgents: []engine.Agent{researcher}})
+	r, svc := mustRunner(t, coordinator)
+	mustRun(t, r, svc, "s", userText("Research cats."), engine.RunConfig{})
+	mustRun(t, r, svc, "s", userText("House cats."), engine.RunConfig{})
+	reqs := m.Requests()
+	if n := len(reqs[1].Contents); n != 0 {
+		t.Errorf("the task's first request has %d contents, want none", n)
+	}
+	if c := reqs[2].Contents; len(c) != 2 || c[0].Parts[0].Text != `{"request": "cats"}` || c[1].Parts[0].Text != "House cats." {
+		t.Errorf("the task's second request = %v, want its input and the user's answer", c)
+	}
+}

@@ -203,7 +203,10 @@ func (a *LlmAgent) contentsProcessor(ctx *InvocationContext, call *llmCall) {
 	} else {
 		call.req.Contents = ctx.inv.contents.Build(key, events, opt)
 	}
-	if ctx.isolationScope != "" {
+	// The task's input leads the contents, but only where a turn was
+	// found: with include_contents none and no turn start in the scope
+	// google-adk's _get_current_turn_contents returns nothing at all.
+	if ctx.isolationScope != "" && (!opt.CurrentTurnOnly || len(call.req.Contents) > 0) {
 		if lead := taskInputContent(events, ctx.isolationScope, singleTurn, ctx.UserContent()); lead != nil {
 			call.req.Contents = append([]*genai.Content{lead}, call.req.Contents...)
 		}
