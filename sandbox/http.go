@@ -66,7 +66,9 @@ func newHTTPClient(g HTTPGrant) (*http.Client, int) {
 }
 
 // publicAddr reports whether a is a global unicast address outside the
-// private, shared (100.64/10) and benchmarking ranges.
+// private, shared (100.64/10), benchmarking and reserved ranges, and not an
+// IPv6 address that embeds an IPv4 one a relay or translator may reach
+// (NAT64, 6to4, Teredo, IPv4-compatible).
 func publicAddr(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsGlobalUnicast() || a.IsPrivate() {
@@ -85,8 +87,14 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"), // IPv4-compatible ::a.b.c.d
 	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+	netip.MustParsePrefix("100::/64"),       // discard-only
+	netip.MustParsePrefix("2001::/32"),      // Teredo
 	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2002::/16"), // 6to4
 }
 
 // hostAllowed matches u against the grant's entries: "host", "*.domain"
