@@ -251,3 +251,26 @@ func TestTaskIncludeContentsNoneFirstRequest(t *testing.T) {
 		t.Errorf("the task's second request = %v, want its input and the user's answer", c)
 	}
 }
+
+// An agent a root task agent transferred to answers the next message
+// inside the root's task (google-adk keeps the task's isolation scope):
+// its events stay in the scope and its request leads with the message.
+func TestRootTaskTransferTargetKeepsTheScope(t *testing.T) {
+	t.Parallel()
+	m := scripted.New("m",
+		calls(fcallID("call-t", "transfer_to_agent", map[string]any{"agent_name": "helper"})),
+		text("Helper answer."),
+		text("Helper again."))
+	helper := newLlm(t, engine.LlmAgentConfig{Name: "helper", Model: m, Description: "Helps."})
+	root := newLlm(t, engine.LlmAgentConfig{Name: "root_task", Model: m, Mode: engine.ModeTask, SubAgents: []engine.Agent{helper}})
+	r, svc := mustRunner(t, root)
+	mustRun(t, r, svc, "s", userText("Start."), engine.RunConfig{})
+	evs := mustRun(t, r, svc, "s", userText("Next."), engine.RunConfig{})
+	if len(evs) != 1 || evs[0].Author != "helper" || evs[0].IsolationScope != "root_task@1" {
+		t.Fatalf("turn 2 = %s, want the helper's answer in scope root_task@1", eventsJSON(evs))
+	}
+	reqs := m.Requests()
+	if c := reqs[len(reqs)-1].Contents; len(c) == 0 || c[0].Parts[0].Text != "Next." {
+		t.Errorf("the helper's second request = %v, want it to lead with the message", c)
+	}
+}

@@ -355,6 +355,11 @@ func (r *Runner) newInvocation(ctx context.Context, userID, sessionID string, ms
 		inv.runs = map[string]int{}
 		ictx.nodePath = inv.topNodePath(ictx.agent)
 		ictx.node = newNodeRun(&nodeRun{}, ictx.agent.Info().Name, ictx.nodePath)
+		// An agent the root task transferred to answers inside the root's
+		// task while it is active: its run keeps the task's scope.
+		if scope, _, ok := inv.task.get(sess.Events()); ok && strings.HasPrefix(ictx.nodePath, scope+"/") {
+			ictx.isolationScope = scope
+		}
 	}
 	return ictx, nil
 }
