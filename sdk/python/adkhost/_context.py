@@ -7,7 +7,7 @@ search_memory, ...) are async here too, so tool bodies move unchanged.
 """
 
 from . import _host
-from ._obj import Obj, wrap
+from ._obj import Obj, loads as _loads, wrap
 
 HostError = _host.HostError
 
@@ -114,6 +114,15 @@ class ReadonlyContext:
     def __init__(self, info):
         self._info = info or {}
 
+    def __getattr__(self, name):
+        # Only when _info is unset: the context came as its JSON text
+        # (bytes, cut out of a tool call's input by the runtime), decoded
+        # here, once, when first read; most tools never read it.
+        if name == "_info" and "_raw" in self.__dict__:
+            info = self._info = _loads(self.__dict__.pop("_raw")) or {}
+            return info
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
+
     @property
     def invocation_id(self):
         return self._info.get("invocationId")
@@ -151,8 +160,12 @@ class Context(ReadonlyContext):
 
     def __init__(self, info, confirmation=None):
         # One per tool call or callback: kept to what every call needs
-        # (the actions are made when first used).
-        self._info = info or {}
+        # (the actions are made when first used, the info decoded when
+        # first read if it came as JSON text).
+        if type(info) is bytes:
+            self._raw = info
+        else:
+            self._info = info or {}
         self._actions = None
         self.tool_confirmation = ToolConfirmation(confirmation) if confirmation else None
 

@@ -153,7 +153,11 @@ def _reseed():
     random.seed()
 
 
-def dispatch(hook, data):
+def dispatch(hook, data, context=None):
+    """Answers hook's input (data: the JSON as str). For tool_call, the
+    runtime may cut the input's "context" out and pass its JSON text as
+    bytes (context), which the call's Context decodes if the tool reads it:
+    bytes are never a decoded JSON value, so the handlers tell it apart."""
     try:
         if hook == "describe":
             return _describe
@@ -162,7 +166,10 @@ def dispatch(hook, data):
         handler = _handler.get(hook)
         if handler is None:
             return _out(error=f"this module does not implement {hook}")
-        out = handler(loads(data) if data else {})
+        msg = loads(data) if data else {}
+        if context is not None:
+            msg["context"] = context
+        out = handler(msg)
         if out is None:
             return b""
         # Every handler answers a dict of its own.

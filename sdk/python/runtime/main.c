@@ -190,37 +190,6 @@ __attribute__((export_name("adkhost_py_init"))) void adkhost_py_init(void) {
   Py_DECREF(rt);
 }
 
-/* ---- Hooks: every one goes to adkhost._runtime.dispatch(hook, input),
- * which answers bytes and never raises. The input is
- * decoded here (surrogatepass, as the SDK's loads), to spare the
- * interpreter a bytes object and a method call; input that is not UTF-8
- * goes as bytes, and dispatch answers the decoding error. */
-
-static uint64_t call(PyObject *hook, const char *in, uint32_t len) {
-  if (dispatch == NULL || hook == NULL) {
-    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the Python runtime was not initialised: build the module with adkhost module build\"}");
-  }
-  PyObject *data = PyUnicode_DecodeUTF8(in, (Py_ssize_t)len, "surrogatepass");
-  if (data == NULL) {
-    PyErr_Clear();
-    data = PyBytes_FromStringAndSize(in, (Py_ssize_t)len);
-  }
-  PyObject *out = NULL;
-  if (data != NULL) {
-    PyObject *args[2] = {hook, data};
-    out = PyObject_Vectorcall(dispatch, args, 2, NULL);
-    Py_DECREF(data);
-  }
-  if (out == NULL || !PyBytes_Check(out)) {
-    PyErr_Print();
-    Py_XDECREF(out);
-    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"internal error in the Python runtime\"}");
-  }
-  uint64_t packed = adkhost_output(PyBytes_AS_STRING(out), (size_t)PyBytes_GET_SIZE(out));
-  Py_DECREF(out);
-  return packed;
-}
-
 /* The hook names as interned str, made at snapshot time (init_hooks). */
 #define PY_HOOKS(X) X(describe) X(tool_call) X(before_agent) X(after_agent) X(before_model) \
   X(after_model) X(on_model_error) X(before_tool) X(after_tool) X(on_tool_error)          \
@@ -231,6 +200,156 @@ PY_HOOKS(PY_HOOK_NAME)
 static void init_hooks(void) {
 #define PY_HOOK_INIT(h) if ((hook_##h = PyUnicode_InternFromString(#h)) == NULL) fail("hook names");
   PY_HOOKS(PY_HOOK_INIT)
+}
+
+/* ---- Hooks: every one goes to adkhost._runtime.dispatch(hook, input),
+ * which answers bytes and never raises. The input is
+ * decoded here (surrogatepass, as the SDK's loads), to spare the
+ * interpreter a bytes object and a method call; input that is not UTF-8
+ * goes as bytes, and dispatch answers the decoding error. */
+
+/* A tool call's "context" (the invocation info: ids, the user's content)
+ * is most of its input, and most tools never read it: decoding it was
+ * about two thirds of decoding the input, and decoding the input a third
+ * of a warm call in the interpreter. So tool_call's top-level member
+ * "context" is cut out of the input here and handed to dispatch as bytes,
+ * decoded when the tool first reads its context (_context.py). The scan
+ * below only finds where each top-level value ends (strings with their
+ * escapes, nested brackets); it answers 0, leaving the input whole, for
+ * anything it does not expect (no object, a key spelled with escapes, two
+ * "context" members), and the SDK's decoder then sees the input as it
+ * came. The host writes the input (abi.AppendEncode), always valid JSON. */
+
+static const char *skip_ws(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+/* p is at a '"'; returns the byte after the closing quote, or NULL. */
+static const char *skip_string(const char *p, const char *end) {
+  for (p++; p < end; p++) {
+    if (*p == '\\') p++;
+    else if (*p == '"') return p + 1;
+  }
+  return NULL;
+}
+
+/* Returns the byte after the value at p, or NULL. */
+static const char *skip_value(const char *p, const char *end) {
+  if (p >= end) return NULL;
+  if (*p == '"') return skip_string(p, end);
+  if (*p == '{' || *p == '[') {
+    int depth = 0;
+    while (p < end) {
+      char c = *p;
+      if (c == '"') {
+        if ((p = skip_string(p, end)) == NULL) return NULL;
+        continue;
+      }
+      if (c == '{' || c == '[') depth++;
+      else if (c == '}' || c == ']') {
+        if (--depth == 0) return p + 1;
+      }
+      p++;
+    }
+    return NULL;
+  }
+  const char *s = p;
+  while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') p++;
+  return p > s ? p : NULL;
+}
+
+/* Finds the top-level member "context" of the object in [in, in+len): cut
+ * is the span to remove (the member and one comma beside it), val its
+ * value. Returns 1 if found once, else 0. */
+static int find_context(const char *in, uint32_t len, const char **cut0, const char **cut1,
+                        const char **val0, const char **val1) {
+  const char *end = in + len, *p = skip_ws(in, end), *prev_comma = NULL;
+  int found = 0;
+  if (p >= end || *p != '{') return 0;
+  p = skip_ws(p + 1, end);
+  if (p < end && *p == '}') return 0;
+  for (;;) {
+    if (p >= end || *p != '"') return 0;
+    const char *key = p;
+    if ((p = skip_string(p, end)) == NULL) return 0;
+    int is_context = p - key == 9 && memcmp(key, "\"context\"", 9) == 0;
+    p = skip_ws(p, end);
+    if (p >= end || *p != ':') return 0;
+    const char *v = skip_ws(p + 1, end);
+    if ((p = skip_value(v, end)) == NULL) return 0;
+    const char *v_end = p;
+    p = skip_ws(p, end);
+    if (p >= end) return 0;
+    if (is_context) {
+      if (found) return 0;
+      found = 1;
+      *val0 = v;
+      *val1 = v_end;
+      if (*p == ',') {
+        *cut0 = key;
+        *cut1 = skip_ws(p + 1, end);
+      } else {
+        /* The last member: the comma before it goes with it. */
+        *cut0 = prev_comma != NULL ? prev_comma : key;
+        *cut1 = v_end;
+      }
+    }
+    if (*p == '}') return found && skip_ws(p + 1, end) == end;
+    if (*p != ',') return 0;
+    prev_comma = p;
+    p = skip_ws(p + 1, end);
+  }
+}
+
+/* The input as str with tool_call's context cut out (*context its value as
+ * bytes), or the whole input as str (*context NULL); NULL if that is not
+ * UTF-8. */
+static PyObject *decode_input(PyObject *hook, const char *in, uint32_t len, PyObject **context) {
+  const char *cut0, *cut1, *val0, *val1;
+  *context = NULL;
+  if (hook == hook_tool_call && find_context(in, len, &cut0, &cut1, &val0, &val1)) {
+    size_t head = (size_t)(cut0 - in), tail = (size_t)(in + len - cut1);
+    char small[2048];
+    char *buf = head + tail <= sizeof small ? small : malloc(head + tail);
+    if (buf != NULL) {
+      memcpy(buf, in, head);
+      memcpy(buf + head, cut1, tail);
+      PyObject *rest = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)(head + tail), "surrogatepass");
+      if (buf != small) free(buf);
+      if (rest != NULL && (*context = PyBytes_FromStringAndSize(val0, val1 - val0)) != NULL) return rest;
+      Py_XDECREF(rest);
+    }
+    PyErr_Clear();
+  }
+  return PyUnicode_DecodeUTF8(in, (Py_ssize_t)len, "surrogatepass");
+}
+
+static uint64_t call(PyObject *hook, const char *in, uint32_t len) {
+  if (dispatch == NULL || hook == NULL) {
+    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the Python runtime was not initialised: build the module with adkhost module build\"}");
+  }
+  PyObject *context;
+  PyObject *data = decode_input(hook, in, len, &context);
+  if (data == NULL) {
+    PyErr_Clear();
+    data = PyBytes_FromStringAndSize(in, (Py_ssize_t)len);
+  }
+  PyObject *out = NULL;
+  if (data != NULL) {
+    PyObject *args[3] = {hook, data, context};
+    out = PyObject_Vectorcall(dispatch, args, context != NULL ? 3 : 2, NULL);
+    Py_DECREF(data);
+  }
+  Py_XDECREF(context);
+  if (out == NULL || !PyBytes_Check(out)) {
+    PyErr_Print();
+    Py_XDECREF(out);
+    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"internal error in the Python runtime\"}");
+  }
+  uint64_t packed = adkhost_output(PyBytes_AS_STRING(out), (size_t)PyBytes_GET_SIZE(out));
+  Py_DECREF(out);
+  return packed;
 }
 
 #define PY_HOOK(h) ADKHOST_HOOK(h, in, len) { return call(hook_##h, in, len); }
