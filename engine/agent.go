@@ -45,6 +45,22 @@ func runAgent(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, erro
 	return runAgentOnce(parent, a)
 }
 
+// runTransferTarget runs the agent a node-runtime transfer goes to. A task
+// agent (a root task agent a sub-agent transferred back to) runs as a new
+// task, in the scope of its own node path, until its finish_task is
+// answered (google-adk schedules a task-mode node with that scope). Within
+// a task delegation's chain the delegation's scope stays.
+func runTransferTarget(child *InvocationContext, next Agent) iter.Seq2[*session.Event, error] {
+	la, ok := next.(*LlmAgent)
+	if !ok || la.cfg.Mode != ModeTask || child.node == nil || child.node.subBranches {
+		return runAgent(child, next)
+	}
+	return func(yield func(*session.Event, error) bool) {
+		child.isolationScope = child.nodePath
+		runTask(child, la, yield)
+	}
+}
+
 // runAgentOnce is one run of a with its lifecycle.
 func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, error] {
 	return func(yield func(*session.Event, error) bool) {
@@ -121,7 +137,7 @@ func runAgentOnce(parent *InvocationContext, a Agent) iter.Seq2[*session.Event, 
 				fail(err)
 				return
 			}
-			for ev, err := range runAgent(ctx.transferTo(la, next), next) {
+			for ev, err := range runTransferTarget(ctx.transferTo(la, next), next) {
 				if !yield(ev, err) || err != nil {
 					return
 				}

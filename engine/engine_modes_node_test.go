@@ -274,3 +274,33 @@ func TestRootTaskTransferTargetKeepsTheScope(t *testing.T) {
 		t.Errorf("the helper's second request = %v, want it to lead with the message", c)
 	}
 }
+
+// A root task agent its sub-agent transfers back to runs as a new task in
+// the scope of its new node path (google-adk's scheduler scopes a task
+// node by its path): it sees only the message, and its run ends at its
+// finish_task with the task's output, without asking its model again.
+func TestRootTaskReachedByTransferIsANewTask(t *testing.T) {
+	t.Parallel()
+	m := scripted.New("m",
+		calls(fcallID("call-t", "transfer_to_agent", map[string]any{"agent_name": "helper"})),
+		text("What do you need?"),
+		calls(fcallID("call-b", "transfer_to_agent", map[string]any{"agent_name": "root_task"})),
+		calls(fcallID("call-f", "finish_task", map[string]any{"result": "done"})),
+		text("The model must not be asked after finish_task."))
+	helper := newLlm(t, engine.LlmAgentConfig{Name: "helper", Model: m, Description: "Helps."})
+	root := newLlm(t, engine.LlmAgentConfig{Name: "root_task", Model: m, Mode: engine.ModeTask, SubAgents: []engine.Agent{helper}})
+	r, svc := mustRunner(t, root)
+	mustRun(t, r, svc, "s", userText("Start."), engine.RunConfig{})
+	evs := mustRun(t, r, svc, "s", userText("Back to you."), engine.RunConfig{})
+	last := evs[len(evs)-1]
+	if last.Author != "root_task" || last.IsolationScope != "root_task@2" || last.Output == nil || len(last.FunctionResponses()) != 1 {
+		t.Fatalf("turn 2 = %s, want it to end with root_task@2's finish_task response and output", eventsJSON(evs))
+	}
+	reqs := m.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	if c := reqs[3].Contents; len(c) != 1 || c[0].Parts[0].Text != "Back to you." {
+		t.Errorf("the new task's request = %v, want the message alone", c)
+	}
+}
