@@ -85,8 +85,20 @@ def dumps_str(value):
         raise
 
 
+try:
+    # The runtime's C writer of plain values (sdk/python/runtime/main.c):
+    # None for anything it leaves to the json module.
+    from _adkhost import dumps as _PLAIN_DUMPS
+except ImportError:  # outside the sandbox
+    _PLAIN_DUMPS = None
+
+
 def dumps(value):
     """dumps_str(value) in UTF-8 bytes."""
+    if _PLAIN_DUMPS is not None:
+        b = _PLAIN_DUMPS(value)
+        if b is not None:
+            return b
     return dumps_str(value).encode("utf-8")
 
 

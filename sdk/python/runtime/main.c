@@ -11,6 +11,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +110,130 @@ static PyObject *py_memory_add_session(PyObject *self, PyObject *args) {
   return PyLong_FromLong(adkhost_memory_add_session());
 }
 
+
+/* ---- dumps: the ABI's JSON of plain values, as json.dumps(v, separators=
+ * (",", ":"), ensure_ascii=False).encode("utf-8") writes it, in C: the
+ * json module's C encoder costs about 60k instructions in the guest for a
+ * tool's smallest answer (its argument parsing, circular-reference
+ * markers, a list of chunks joined, then encoded again). Only the exact
+ * built-in types are written here (dict with str keys, list, tuple, str,
+ * int, finite float, bool, None), which run no Python code; anything else
+ * (a subclass, an Obj, an enum, a non-str key, NaN, a string with a lone
+ * surrogate, nesting past 200, a cycle) answers None, and the SDK's dumps
+ * takes the json module's path, which converts or refuses it as before. */
+
+typedef struct {
+  char *p;
+  size_t len, cap;
+} jbuf;
+
+static int jput(jbuf *b, const char *s, size_t n) {
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap * 2;
+    while (cap < b->len + n) cap *= 2;
+    char *q = realloc(b->p, cap);
+    if (q == NULL) return 0;
+    b->p = q;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  return 1;
+}
+
+static int jstr(jbuf *b, PyObject *o) {
+  Py_ssize_t n;
+  const char *u = PyUnicode_AsUTF8AndSize(o, &n);
+  if (u == NULL) return 0;
+  if (!jput(b, "\"", 1)) return 0;
+  Py_ssize_t run = 0;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)u[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (!jput(b, u + run, (size_t)(i - run))) return 0;
+    run = i + 1;
+    char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
+    size_t en = 2;
+    switch (c) {
+      case '"': esc[1] = '"'; break;
+      case '\\': esc[1] = '\\'; break;
+      case '\b': esc[1] = 'b'; break;
+      case '\f': esc[1] = 'f'; break;
+      case '\n': esc[1] = 'n'; break;
+      case '\r': esc[1] = 'r'; break;
+      case '\t': esc[1] = 't'; break;
+      default:
+        esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
+        esc[4] = "0123456789abcdef"[c >> 4]; esc[5] = "0123456789abcdef"[c & 15];
+        en = 6;
+    }
+    if (!jput(b, esc, en)) return 0;
+  }
+  return jput(b, u + run, (size_t)(n - run)) && jput(b, "\"", 1);
+}
+
+static int jvalue(jbuf *b, PyObject *o, int depth) {
+  if (depth > 200) return 0;
+  if (o == Py_None) return jput(b, "null", 4);
+  if (o == Py_True) return jput(b, "true", 4);
+  if (o == Py_False) return jput(b, "false", 5);
+  PyTypeObject *t = Py_TYPE(o);
+  if (t == &PyUnicode_Type) return jstr(b, o);
+  if (t == &PyLong_Type) {
+    PyObject *r = PyLong_Type.tp_repr(o);
+    if (r == NULL) return 0;
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(r, &n);
+    int ok = u != NULL && jput(b, u, (size_t)n);
+    Py_DECREF(r);
+    return ok;
+  }
+  if (t == &PyFloat_Type) {
+    double d = PyFloat_AS_DOUBLE(o);
+    if (!isfinite(d)) return 0;
+    char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (r == NULL) return 0;
+    int ok = jput(b, r, strlen(r));
+    PyMem_Free(r);
+    return ok;
+  }
+  if (t == &PyList_Type || t == &PyTuple_Type) {
+    Py_ssize_t n = t == &PyList_Type ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+    if (!jput(b, "[", 1)) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      PyObject *v = t == &PyList_Type ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+      if ((i > 0 && !jput(b, ",", 1)) || !jvalue(b, v, depth + 1)) return 0;
+    }
+    return jput(b, "]", 1);
+  }
+  if (t == &PyDict_Type) {
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    int first = 1;
+    if (!jput(b, "{", 1)) return 0;
+    while (PyDict_Next(o, &pos, &k, &v)) {
+      if (Py_TYPE(k) != &PyUnicode_Type) return 0;
+      if ((!first && !jput(b, ",", 1)) || !jstr(b, k) || !jput(b, ":", 1) || !jvalue(b, v, depth + 1)) return 0;
+      first = 0;
+    }
+    return jput(b, "}", 1);
+  }
+  return 0;
+}
+
+static PyObject *py_dumps(PyObject *self, PyObject *o) {
+  jbuf b = {malloc(256), 0, 256};
+  if (b.p == NULL) return PyErr_NoMemory();
+  int ok = jvalue(&b, o, 0);
+  PyObject *r = ok ? PyBytes_FromStringAndSize(b.p, (Py_ssize_t)b.len) : NULL;
+  free(b.p);
+  if (r == NULL) {
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+  return r;
+}
+
 static PyMethodDef host_methods[] = {
     {"state_get", py_state_get, METH_VARARGS, NULL},
     {"state_set", py_state_set, METH_VARARGS, NULL},
@@ -126,6 +251,7 @@ static PyMethodDef host_methods[] = {
     {"http_request", py_http_request, METH_VARARGS, NULL},
     {"memory_search", py_memory_search, METH_VARARGS, NULL},
     {"memory_add_session", py_memory_add_session, METH_NOARGS, NULL},
+    {"dumps", py_dumps, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 
