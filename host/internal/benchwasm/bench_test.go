@@ -433,15 +433,18 @@ var turnModel = func() *scripted.Reactive {
 
 // turn benchmarks one engine turn with tl: the user asks, the model calls
 // get_weather, the tool runs, the model answers; a new in-memory session
-// each time.
+// each time, in a new store every turnsPerStore turns.
 func turn(tl tool.Tool) func(b *testing.B) {
 	return func(b *testing.B) {
-		runner, err := turnRunner(tl)
-		if err != nil {
-			b.Fatal(err)
-		}
+		var runner *engine.Runner
 		i := 0
 		for b.Loop() {
+			if i%turnsPerStore == 0 {
+				var err error
+				if runner, err = turnRunner(tl); err != nil {
+					b.Fatal(err)
+				}
+			}
 			i++
 			if err := runTurn(runner, i); err != nil {
 				b.Fatal(err)
@@ -449,6 +452,13 @@ func turn(tl tool.Tool) func(b *testing.B) {
 		}
 	}
 }
+
+// turnsPerStore bounds the sessions one in-memory store holds during a
+// turn benchmark. With one store for the whole run, tens of thousands of
+// sessions piled up and the garbage collector's marking of them doubled
+// the cost of every turn (a Go-tool turn 31-40 µs became 54-107 µs with
+// -benchtime), which pushed the Wasm-to-Go ratios toward 1.
+const turnsPerStore = 100
 
 // turnRunner returns a runner of the turn's agent with tl.
 func turnRunner(tl tool.Tool) (*engine.Runner, error) {
