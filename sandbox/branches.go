@@ -159,29 +159,8 @@ func (b *branchCount) body(i uint32, locals uint64, fn []byte) error {
 			b.localGet(r.u32())
 		case op >= 0x21 && op <= 0x26 || op == 0xd2:
 			r.u32()
-		case op >= 0x28 && op <= 0x3e:
-			r.memarg()
-		case op == 0x3f || op == 0x40: // memory.size, memory.grow
-			r.u32()
-		case op == 0x41:
-			r.s33()
-		case op == 0x42:
-			r.s64()
-		case op == 0x43:
-			r.take(4)
-		case op == 0x44:
-			r.take(8)
-		case op >= 0x45 && op <= 0xc4:
-		case op == 0xd0: // ref.null
-			r.s33()
-		case op == 0xfc:
-			r.prefixFC()
-		case op == 0xfd:
-			r.prefixFD()
-		case op == 0xfe:
-			r.prefixFE()
 		default:
-			r.fail("opcode %#x at %d", op, at)
+			r.plainImmediates(op, at)
 		}
 	}
 	if r.err != nil {

@@ -607,36 +607,48 @@ func instrumentBody(out, fn []byte, code bodyCode, blockType []byte) (_ []byte, 
 			for k := r.u32(); k > 0 && r.err == nil; k-- {
 				r.byte()
 			}
-		case op >= 0x28 && op <= 0x3e:
-			r.memarg()
-		case op == 0x3f || op == 0x40: // memory.size, memory.grow
-			r.u32()
-		case op == 0x41:
-			r.s33() // i32.const: an s32 reads as an s33
-		case op == 0x42:
-			r.s64()
-		case op == 0x43:
-			r.take(4)
-		case op == 0x44:
-			r.take(8)
-		case op >= 0x45 && op <= 0xc4:
-			// numeric, no immediate
-		case op == 0xd0: // ref.null
-			r.s33()
-		case op == 0xfc:
-			r.prefixFC()
-		case op == 0xfd:
-			r.prefixFD()
-		case op == 0xfe:
-			r.prefixFE()
 		default:
-			r.fail("opcode %#x at %d", op, r.i-1)
+			r.plainImmediates(op, r.i-1)
 		}
 	}
 	if r.err != nil {
 		return nil, false, r.err
 	}
 	return nil, false, errors.New("no end")
+}
+
+// plainImmediates reads the immediates of op, read at offset at, an
+// instruction that neither branches, calls nor opens a block: loads and
+// stores, memory.size and memory.grow, constants, numeric instructions,
+// ref.null and the 0xfc, 0xfd and 0xfe prefixes. Any other opcode fails r.
+// The instrumenter and the compile-cost walk (branches.go) share it.
+func (r *reader) plainImmediates(op byte, at int) {
+	switch {
+	case op >= 0x28 && op <= 0x3e:
+		r.memarg()
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		r.u32()
+	case op == 0x41:
+		r.s33() // i32.const: an s32 reads as an s33
+	case op == 0x42:
+		r.s64()
+	case op == 0x43:
+		r.take(4)
+	case op == 0x44:
+		r.take(8)
+	case op >= 0x45 && op <= 0xc4:
+		// numeric, no immediate
+	case op == 0xd0: // ref.null
+		r.s33()
+	case op == 0xfc:
+		r.prefixFC()
+	case op == 0xfd:
+		r.prefixFD()
+	case op == 0xfe:
+		r.prefixFE()
+	default:
+		r.fail("opcode %#x at %d", op, at)
+	}
 }
 
 // funcType is an entry of the type section, its value types as bytes.
