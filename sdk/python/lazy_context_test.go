@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/sandbox"
 )
 
 // TestLazyContext: the runtime cuts a tool call's "context" out of its
@@ -17,22 +16,8 @@ import (
 // the cut does not expect (an escaped key, two "context" members) is
 // decoded whole, as json.loads does.
 func TestLazyContext(t *testing.T) {
-	wasm := buildModule(t, "tests/lazy_context.py")
 	ctx := context.Background()
-	rt, err := sandbox.New(ctx, sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	m, err := rt.Load(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := toolPool(t, "tests/lazy_context.py")
 
 	host, err := abi.AppendEncode(nil, &abi.ToolCallInput{
 		Context: abi.InvocationInfo{AgentName: "root", FunctionCallID: "c1",

@@ -15,22 +15,8 @@ import (
 // surrogates, deep nesting, cycles) to the json module's path, which
 // converts or refuses it as before.
 func TestPlainDumps(t *testing.T) {
-	wasm := buildModule(t, "tests/json_plain.py")
 	ctx := context.Background()
-	rt, err := sandbox.New(ctx, sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	m, err := rt.Load(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := toolPool(t, "tests/json_plain.py")
 	raw, err := p.Call(ctx, abi.HookToolCall, []byte(`{"tool":"check","args":{}}`), abi.UnavailableHost{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,4 +31,27 @@ func TestPlainDumps(t *testing.T) {
 	if got := string(out.Result); got != `{"plain":18,"left":13}` {
 		t.Errorf("check: %s", got)
 	}
+}
+
+// toolPool builds the Python module src and returns a pool of it with no
+// grants, closed with the test.
+func toolPool(t *testing.T, src string) *sandbox.Pool {
+	t.Helper()
+	wasm := buildModule(t, src)
+	ctx := context.Background()
+	rt, err := sandbox.New(ctx, sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(ctx) })
+	m, err := rt.Load(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(ctx) })
+	return p
 }
