@@ -270,7 +270,9 @@ func (a *ParallelAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, er
 					case <-cctx.Done():
 						return
 					}
-					if err != nil {
+					// An escalation cancels before it releases the branch:
+					// the branch must not go on (and call its model again).
+					if err != nil || cctx.Err() != nil {
 						return
 					}
 				}
@@ -290,14 +292,19 @@ func (a *ParallelAgent) Run(ctx *InvocationContext) iter.Seq2[*session.Event, er
 				return
 			}
 			ok := yield(it.ev, nil)
+			escalate := it.ev.Actions.Escalate && children[it.ev.Author]
+			if !ok || escalate {
+				// Cancelled before the branch is released, so it stops
+				// here instead of racing the cancellation.
+				cancel()
+			}
 			close(it.done)
 			if !ok {
 				return
 			}
 			paused = paused || shouldPause(it.ev) || it.ev.IsolationScope != "" && ctx.taskAwaitingUser()
-			if it.ev.Actions.Escalate && children[it.ev.Author] {
+			if escalate {
 				escalated = true
-				cancel()
 				break
 			}
 		}
