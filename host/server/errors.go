@@ -93,6 +93,10 @@ func errorBody(err error) (int, map[string]any) {
 // engine.EventsLimitExceededError and engine.TooManyFunctionCallsError to
 // a 422; nil if err is none of them.
 func boundRefused(what string, err error) error {
+	if err == nil {
+		// errors.As's targets escape: a successful run would allocate them.
+		return nil
+	}
 	var big *session.StateTooLargeError
 	if errors.As(err, &big) {
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Err: err,

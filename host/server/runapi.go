@@ -229,6 +229,8 @@ func (s *Server) run(c echo.Context) error {
 	case c.Request().Context().Err() != nil:
 		// google-adk answers a client that went away with 499.
 		return c.NoContent(499)
+	case err == nil:
+		return s.writeEvents(c, events)
 	case errors.Is(err, session.ErrNotFound):
 		return sessionNotFound(la.name, req.UserID, req.SessionID)
 	case errors.As(err, new(*engine.InvocationNotFoundError)):
@@ -243,10 +245,9 @@ func (s *Server) run(c echo.Context) error {
 		// Another run (on this replica or another) appended to the
 		// session first: its writes stand, this run's stop here.
 		return wrapErr(http.StatusConflict, "run failed: the session changed under it (another run appended first); reload and retry", err)
-	case err != nil:
+	default:
 		return wrapErr(http.StatusInternalServerError, "run failed", err)
 	}
-	return s.writeEvents(c, events)
 }
 
 // writeEvents answers 200 with events as a JSON list: the bytes c.JSON
