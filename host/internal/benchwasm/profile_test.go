@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -157,5 +158,38 @@ func BenchmarkToolCallC(b *testing.B) {
 				p.Call(ctx, abi.HookToolCall, nil, h)
 			}
 		})
+	})
+}
+
+// BenchmarkInstanceStart is what a new instance of the Go guest costs
+// before and during its first get_weather call: instantiation (memory,
+// data segments), the guest's _initialize (the Go runtime and the package
+// inits, the SDK's tool registration among them), the call, and closing
+// the instance. A compiled module is shared, as in a process whose
+// module is loaded: the cold start's Load is not in it.
+func BenchmarkInstanceStart(b *testing.B) {
+	ctx := context.Background()
+	rt, wasm := benchRuntime(b)
+	m, err := rt.Load(ctx, wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &stateHost{state: map[string]json.RawMessage{}}
+	in := input()
+	b.ReportAllocs()
+	i := 0
+	cpuPerOp(b, func(b *testing.B) {
+		for b.Loop() {
+			i++
+			p, err := rt.Pool(ctx, m, sandbox.PoolConfig{Owner: "start-" + strconv.Itoa(i), Grants: sandbox.Grants{State: true}, Limits: sandbox.Limits{MaxInstances: 1}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := sandbox.Invoke[abi.ToolCallOutput](ctx, p, abi.HookToolCall, in, h)
+			if err != nil || out.Error != "" {
+				b.Fatalf("first call: %v %+v", err, out)
+			}
+			p.Close(ctx)
+		}
 	})
 }
