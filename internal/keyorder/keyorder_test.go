@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -223,6 +224,25 @@ func FuzzAppendJSON(f *testing.F) {
 		want, werr := json.Marshal(v)
 		if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
 			t.Fatalf("AppendJSON = %s, %v; json.Marshal = %s, %v", got, err, want, werr)
+		}
+	})
+}
+
+// FuzzAppendJSONString checks AppendJSONString against json.Marshal of the
+// same string, invalid UTF-8 and every escape included, after a prefix
+// (appending must not disturb what b holds).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<&>\u2028\u2029\n\t\x01\x1f\x7f\"\\", "é\xff\xc3", "a\xe2\x80", strings.Repeat("x", 70) + "\"" + strings.Repeat("é", 9)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := AppendJSONString([]byte("pre"), s)
+		if !bytes.Equal(got[3:], want) || string(got[:3]) != "pre" {
+			t.Fatalf("AppendJSONString(%q) = %s, json.Marshal = %s", s, got, want)
 		}
 	})
 }
