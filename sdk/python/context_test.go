@@ -17,7 +17,7 @@ import (
 	"github.com/adkhost/adkhost/sandbox"
 )
 
-func buildModule(t *testing.T, src string) []byte {
+func buildModule(t testing.TB, src string) []byte {
 	t.Helper()
 	if _, err := modbuild.FindPythonRuntime(""); err != nil {
 		missing(t, "%v", err)

@@ -19,7 +19,7 @@ import (
 
 // missing skips for a missing prerequisite, or fails under CI=true (where
 // .ci/run builds the runtime and the venv).
-func missing(t *testing.T, format string, args ...any) {
+func missing(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("CI=true and "+format, args...)

@@ -35,7 +35,7 @@ func TestPlainDumps(t *testing.T) {
 
 // toolPool builds the Python module src and returns a pool of it with no
 // grants, closed with the test.
-func toolPool(t *testing.T, src string) *sandbox.Pool {
+func toolPool(t testing.TB, src string) *sandbox.Pool {
 	t.Helper()
 	wasm := buildModule(t, src)
 	ctx := context.Background()

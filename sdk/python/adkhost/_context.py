@@ -161,7 +161,9 @@ class Context(ReadonlyContext):
     def __init__(self, info, confirmation=None):
         # One per tool call or callback: kept to what every call needs
         # (the actions are made when first used, the info decoded when
-        # first read if it came as JSON text).
+        # first read if it came as JSON text). The runtime's C dispatch of
+        # tool_call sets the same three attributes itself for JSON text
+        # and no confirmation (main.c, context_new): keep the two alike.
         if type(info) is bytes:
             self._raw = info
         else:

@@ -75,6 +75,17 @@ def state_set(key, value):
         raise HostError("state_set", st)
 
 
+def _state_set_failed(st):
+    raise HostError("state_set", st)
+
+
+if hasattr(_adkhost, "state_put"):
+    # In the sandbox: state_set in C for a str key and a plain value (no
+    # Python frame), this module's for the rest (main.c, state_put).
+    _adkhost.state_put_init(state_set, _state_set_failed)
+    state_set = _adkhost.state_put
+
+
 def state_delete(key):
     _check("state_delete", _h.state_delete(_b(key)))
 

@@ -23,6 +23,11 @@ _tools = {}
 _handlers = {}
 # hook -> its one handler, once load() checked that there is one per hook.
 _handler = {}
+# tool name -> what the runtime's C dispatch of tool_call (main.c,
+# tool_call) needs to call it without _tool_call: (func, parameter names,
+# required names, the context parameter or None, float parameters). A tool
+# with enum parameters is left out: _tool_call converts them.
+_fast = {}
 
 # Imported at build time so that tools may import them lazily at run time:
 # nothing is read from a filesystem once the module is snapshotted. The
@@ -95,7 +100,9 @@ def load(main):
         if t.long_running:
             decl["longRunning"] = True
         tools.append(decl)
-        _tools[t.name] = _Prepared(t)
+        prep = _tools[t.name] = _Prepared(t)
+        if not prep.enums:
+            _fast[t.name] = (prep.func, prep.names, tuple(prep.required), prep.ctx_name, tuple(sorted(prep.floats)))
     hooks = []
     if tools:
         hooks.append("tool_call")
@@ -148,16 +155,19 @@ def _reseed():
     instance would draw the same numbers. Reseed from WASI's random_get
     (real randomness under the `random` grant, deterministic without)."""
     global _seeded
+    if _seeded:
+        return
     _seeded = True
     import random
     random.seed()
 
 
 def dispatch(hook, data, context=None):
-    """Answers hook's input (data: the JSON as str). For tool_call, the
-    runtime may cut the input's "context" out and pass its JSON text as
-    bytes (context), which the call's Context decodes if the tool reads it:
-    bytes are never a decoded JSON value, so the handlers tell it apart."""
+    """Answers hook's input (data: the JSON as str, or already decoded by
+    the runtime, a dict of its own). For tool_call, the runtime may cut the
+    input's "context" out and pass its JSON text as bytes (context), which
+    the call's Context decodes if the tool reads it: bytes are never a
+    decoded JSON value, so the handlers tell it apart."""
     try:
         if hook == "describe":
             return _describe
@@ -166,7 +176,7 @@ def dispatch(hook, data, context=None):
         handler = _handler.get(hook)
         if handler is None:
             return _out(error=f"this module does not implement {hook}")
-        msg = loads(data) if data else {}
+        msg = data if type(data) is dict else loads(data) if data else {}
         if context is not None:
             msg["context"] = context
         out = handler(msg)
@@ -178,6 +188,21 @@ def dispatch(hook, data, context=None):
     except BaseException as e:  # SystemExit and KeyboardInterrupt too: the host must get an answer
         traceback.print_exc(file=sys.stderr)
         return _out(error=_error_text(e))
+
+
+def _failed(e):
+    """The output of a hook that raised e (the runtime's C dispatch)."""
+    traceback.print_exception(e, file=sys.stderr)
+    return _out(error=_error_text(e))
+
+
+def _answer(result):
+    """tool_call's output for a result the runtime's C writer leaves to
+    the json module (an Obj, an enum, ...), as dispatch writes it."""
+    try:
+        return dumps({"result": result, "abiVersion": 1})
+    except BaseException as e:
+        return _failed(e)
 
 
 # ---- tools

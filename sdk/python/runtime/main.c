@@ -172,6 +172,15 @@ static int jstr(jbuf *b, PyObject *o) {
   return jput(b, u + run, (size_t)(n - run)) && jput(b, "\"", 1);
 }
 
+/* v in decimal, then suffix. */
+static int jint(jbuf *b, long long v, const char *suffix) {
+  char tmp[24], *e = tmp + sizeof tmp, *q = e;
+  unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+  do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (v < 0) *--q = '-';
+  return jput(b, q, (size_t)(e - q)) && jput(b, suffix, strlen(suffix));
+}
+
 static int jvalue(jbuf *b, PyObject *o, int depth) {
   if (depth > 200) return 0;
   if (o == Py_None) return jput(b, "null", 4);
@@ -180,6 +189,10 @@ static int jvalue(jbuf *b, PyObject *o, int depth) {
   PyTypeObject *t = Py_TYPE(o);
   if (t == &PyUnicode_Type) return jstr(b, o);
   if (t == &PyLong_Type) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (!overflow && !(v == -1 && PyErr_Occurred())) return jint(b, v, "");
+    PyErr_Clear();
     PyObject *r = PyLong_Type.tp_repr(o);
     if (r == NULL) return 0;
     Py_ssize_t n;
@@ -191,6 +204,9 @@ static int jvalue(jbuf *b, PyObject *o, int depth) {
   if (t == &PyFloat_Type) {
     double d = PyFloat_AS_DOUBLE(o);
     if (!isfinite(d)) return 0;
+    /* A whole number below 1e16, as repr writes it: its digits and ".0" */
+    if (d == 0) return signbit(d) ? jput(b, "-0.0", 4) : jput(b, "0.0", 3);
+    if (fabs(d) < 1e16 && d == (double)(long long)d) return jint(b, (long long)d, ".0");
     char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (r == NULL) return 0;
     int ok = jput(b, r, strlen(r));
@@ -234,6 +250,339 @@ static PyObject *py_dumps(PyObject *self, PyObject *o) {
   return r;
 }
 
+/* ---- loads: the ABI's JSON decoded in C, to exactly the objects
+ * json.loads gives (the SDK's loads): the json module's scanner, entered
+ * through its Python frames, cost about a quarter of a warm tool call in
+ * the guest. The input is the host's (abi.AppendEncode) and valid JSON;
+ * this decoder takes the plain shape of it and answers NULL with no error
+ * set ("not mine") for anything else, for the json module to decode or
+ * refuse as before: NaN, Infinity, a number past 18 digits or 64 bytes, a
+ * control character or a bad escape in a string, bytes that are not UTF-8
+ * (surrogates written in UTF-8 are decoded as surrogatepass does), nesting
+ * past 200, any syntax error. Types as json.loads: an integer as int, a
+ * fraction or exponent as float (overflowing to inf, as float() does),
+ * objects as dict with a repeated key's last value at its first place,
+ * \u escapes of a surrogate pair joined, lone ones kept. */
+
+typedef struct {
+  const unsigned char *p, *end;
+  int oom; /* a Python error (memory) is set: the call fails */
+} jin;
+
+static void jws(jin *r) {
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')) r->p++;
+}
+
+static int hex4(const unsigned char *p, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    unsigned c = p[i], d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return 0;
+    v = v << 4 | d;
+  }
+  *out = v;
+  return 1;
+}
+
+/* A decoded str from UTF-8 bytes (surrogatepass); NULL "not mine" if they
+ * are not UTF-8, NULL with oom set on memory. */
+static PyObject *jutf8(jin *r, const char *s, Py_ssize_t n, int ascii) {
+  PyObject *o;
+  if (ascii) {
+    o = PyUnicode_New(n, 127);
+    if (o == NULL) { r->oom = 1; return NULL; }
+    memcpy(PyUnicode_DATA(o), s, (size_t)n);
+    return o;
+  }
+  o = PyUnicode_DecodeUTF8(s, n, "surrogatepass");
+  if (o == NULL) {
+    if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) PyErr_Clear();
+    else r->oom = 1;
+  }
+  return o;
+}
+
+/* r->p is at the opening quote. */
+static PyObject *jstring(jin *r) {
+  const unsigned char *s = ++r->p, *p = s, *end = r->end;
+  int ascii = 1;
+  while (p < end && *p != '"' && *p != '\\') {
+    if (*p < 0x20) return NULL;
+    ascii &= *p < 0x80;
+    p++;
+  }
+  if (p >= end) return NULL;
+  if (*p == '"') {
+    r->p = p + 1;
+    return jutf8(r, (const char *)s, p - s, ascii);
+  }
+  /* Escapes: the string's UTF-8 with them written out (a lone surrogate as
+   * its three bytes, which surrogatepass decodes to itself), at most as
+   * long as its JSON text. */
+  const unsigned char *q = p;
+  while (q < end && *q != '"') q += *q == '\\' ? 2 : 1;
+  if (q >= end) return NULL;
+  size_t cap = (size_t)(q - s) + 4;
+  char small[256];
+  char *buf = cap <= sizeof small ? small : malloc(cap);
+  if (buf == NULL) { PyErr_NoMemory(); r->oom = 1; return NULL; }
+  size_t n = (size_t)(p - s);
+  memcpy(buf, s, n);
+  PyObject *o = NULL;
+  for (;;) {
+    if (p >= end) goto done;
+    unsigned char c = *p;
+    if (c == '"') break;
+    if (c < 0x20) goto done;
+    if (c != '\\') {
+      ascii &= c < 0x80;
+      buf[n++] = (char)c;
+      p++;
+      continue;
+    }
+    if (++p >= end) goto done;
+    c = *p++;
+    switch (c) {
+      case '"': case '\\': case '/': buf[n++] = (char)c; continue;
+      case 'b': buf[n++] = '\b'; continue;
+      case 'f': buf[n++] = '\f'; continue;
+      case 'n': buf[n++] = '\n'; continue;
+      case 'r': buf[n++] = '\r'; continue;
+      case 't': buf[n++] = '\t'; continue;
+      case 'u': break;
+      default: goto done;
+    }
+    unsigned u, u2;
+    if (end - p < 4 || !hex4(p, &u)) goto done;
+    p += 4;
+    if (u >= 0xd800 && u <= 0xdbff && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+      /* json's scanner refuses a bad \u right after a high surrogate */
+      if (!hex4(p + 2, &u2)) goto done;
+      if (u2 >= 0xdc00 && u2 <= 0xdfff) {
+        u = 0x10000 + ((u - 0xd800) << 10) + (u2 - 0xdc00);
+        p += 6;
+      }
+    }
+    if (u < 0x80) {
+      buf[n++] = (char)u;
+    } else {
+      ascii = 0;
+      if (u < 0x800) {
+        buf[n++] = (char)(0xc0 | u >> 6);
+      } else {
+        if (u < 0x10000) {
+          buf[n++] = (char)(0xe0 | u >> 12);
+        } else {
+          buf[n++] = (char)(0xf0 | u >> 18);
+          buf[n++] = (char)(0x80 | (u >> 12 & 0x3f));
+        }
+        buf[n++] = (char)(0x80 | (u >> 6 & 0x3f));
+      }
+      buf[n++] = (char)(0x80 | (u & 0x3f));
+    }
+  }
+  r->p = p + 1;
+  o = jutf8(r, buf, (Py_ssize_t)n, ascii);
+done:
+  if (buf != small) free(buf);
+  return o;
+}
+
+static PyObject *jnumber(jin *r) {
+  const unsigned char *s = r->p, *p = s, *end = r->end;
+  int isfloat = 0;
+  if (p < end && *p == '-') p++;
+  if (p >= end || *p < '0' || *p > '9') return NULL; /* -Infinity, or not a number */
+  if (*p == '0') p++;
+  else while (p < end && *p >= '0' && *p <= '9') p++;
+  if (p < end && *p == '.') {
+    if (++p >= end || *p < '0' || *p > '9') return NULL;
+    while (p < end && *p >= '0' && *p <= '9') p++;
+    isfloat = 1;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    if (p >= end || *p < '0' || *p > '9') return NULL;
+    while (p < end && *p >= '0' && *p <= '9') p++;
+    isfloat = 1;
+  }
+  size_t n = (size_t)(p - s);
+  PyObject *o;
+  if (!isfloat) {
+    const unsigned char *q = *s == '-' ? s + 1 : s;
+    if (p - q > 18) return NULL;
+    long long v = 0;
+    for (; q < p; q++) v = v * 10 + (*q - '0');
+    o = PyLong_FromLongLong(*s == '-' ? -v : v);
+  } else {
+    char tmp[65];
+    if (n >= sizeof tmp) return NULL;
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    char *e;
+    double d = PyOS_string_to_double(tmp, &e, NULL);
+    if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+    if (e != tmp + n) return NULL;
+    o = PyFloat_FromDouble(d);
+  }
+  if (o == NULL) { r->oom = 1; return NULL; }
+  r->p = p;
+  return o;
+}
+
+static PyObject *jread(jin *r, int depth);
+
+static PyObject *jobject(jin *r, int depth) {
+  PyObject *d = PyDict_New();
+  if (d == NULL) { r->oom = 1; return NULL; }
+  r->p++;
+  jws(r);
+  if (r->p < r->end && *r->p == '}') { r->p++; return d; }
+  for (;;) {
+    if (r->p >= r->end || *r->p != '"') goto fail;
+    PyObject *k = jstring(r);
+    if (k == NULL) goto fail;
+    jws(r);
+    if (r->p >= r->end || *r->p != ':') { Py_DECREF(k); goto fail; }
+    r->p++;
+    jws(r);
+    PyObject *v = jread(r, depth + 1);
+    if (v == NULL) { Py_DECREF(k); goto fail; }
+    int st = PyDict_SetItem(d, k, v);
+    Py_DECREF(k);
+    Py_DECREF(v);
+    if (st < 0) { r->oom = 1; goto fail; }
+    jws(r);
+    if (r->p >= r->end) goto fail;
+    if (*r->p == '}') { r->p++; return d; }
+    if (*r->p != ',') goto fail;
+    r->p++;
+    jws(r);
+  }
+fail:
+  Py_DECREF(d);
+  return NULL;
+}
+
+static PyObject *jarray(jin *r, int depth) {
+  PyObject *l = PyList_New(0);
+  if (l == NULL) { r->oom = 1; return NULL; }
+  r->p++;
+  jws(r);
+  if (r->p < r->end && *r->p == ']') { r->p++; return l; }
+  for (;;) {
+    PyObject *v = jread(r, depth + 1);
+    if (v == NULL) goto fail;
+    int st = PyList_Append(l, v);
+    Py_DECREF(v);
+    if (st < 0) { r->oom = 1; goto fail; }
+    jws(r);
+    if (r->p >= r->end) goto fail;
+    if (*r->p == ']') { r->p++; return l; }
+    if (*r->p != ',') goto fail;
+    r->p++;
+    jws(r);
+  }
+fail:
+  Py_DECREF(l);
+  return NULL;
+}
+
+static int jword(jin *r, const char *w, size_t n) {
+  if ((size_t)(r->end - r->p) < n || memcmp(r->p, w, n) != 0) return 0;
+  r->p += n;
+  return 1;
+}
+
+/* The value at r->p (no whitespace before it). */
+static PyObject *jread(jin *r, int depth) {
+  if (r->p >= r->end || depth >= 200) return NULL;
+  switch (*r->p) {
+    case '"': return jstring(r);
+    case '{': return jobject(r, depth);
+    case '[': return jarray(r, depth);
+    case 't': return jword(r, "true", 4) ? Py_NewRef(Py_True) : NULL;
+    case 'f': return jword(r, "false", 5) ? Py_NewRef(Py_False) : NULL;
+    case 'n': return jword(r, "null", 4) ? Py_NewRef(Py_None) : NULL;
+    default: return jnumber(r);
+  }
+}
+
+/* The value of the JSON text [s, s+n), whitespace around it allowed; NULL
+ * with no error set: not mine (the json module decides); NULL with an
+ * error set: out of memory. */
+static PyObject *jloads(const char *s, size_t n) {
+  jin r = {(const unsigned char *)s, (const unsigned char *)s + n, 0};
+  jws(&r);
+  PyObject *v = jread(&r, 0);
+  if (v != NULL) {
+    jws(&r);
+    if (r.p == r.end) return v;
+    Py_DECREF(v);
+    return NULL;
+  }
+  if (!r.oom) PyErr_Clear();
+  return NULL;
+}
+
+/* _adkhost.loads(bytes): (the value,), or None where jloads leaves it to
+ * the json module (the SDK's tests compare it with json.loads). */
+static PyObject *py_loads(PyObject *self, PyObject *arg) {
+  char *s; Py_ssize_t n;
+  if (PyBytes_AsStringAndSize(arg, &s, &n) < 0) return NULL;
+  PyObject *v = jloads(s, (size_t)n);
+  if (v == NULL) {
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+  }
+  return Py_BuildValue("(N)", v);
+}
+
+/* _adkhost.state_put(key, value): the SDK's state_set (State's
+ * state[key] = value) for a str key and a value the C writer takes, in C:
+ * the Python frame of _host.state_set and the json module's encoder were
+ * most of a tool's state write. Anything else goes to that function
+ * (state_put_init gave it), and a failed write to the one that raises its
+ * HostError, as before. */
+static PyObject *state_set_py, *state_failed_py;
+
+static PyObject *py_state_put_init(PyObject *self, PyObject *args) {
+  PyObject *set, *failed;
+  if (!PyArg_ParseTuple(args, "OO", &set, &failed)) return NULL;
+  Py_XSETREF(state_set_py, Py_NewRef(set));
+  Py_XSETREF(state_failed_py, Py_NewRef(failed));
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_state_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2 || state_set_py == NULL) {
+    PyErr_SetString(PyExc_TypeError, "state_put(key, value)");
+    return NULL;
+  }
+  if (PyUnicode_CheckExact(args[0])) {
+    Py_ssize_t kl;
+    const char *k = PyUnicode_AsUTF8AndSize(args[0], &kl);
+    jbuf b = {malloc(256), 0, 256};
+    if (k != NULL && b.p != NULL && jvalue(&b, args[1], 0)) {
+      int32_t st = adkhost_state_set(k, (uint32_t)kl, b.p, (uint32_t)b.len);
+      free(b.p);
+      if (st == ADKHOST_OK) Py_RETURN_NONE;
+      PyObject *code = PyLong_FromLong(st);
+      if (code == NULL) return NULL;
+      PyObject *r = PyObject_CallOneArg(state_failed_py, code);
+      Py_DECREF(code);
+      return r;
+    }
+    free(b.p);
+    PyErr_Clear();
+  }
+  return PyObject_Vectorcall(state_set_py, args, 2, NULL);
+}
+
 static PyMethodDef host_methods[] = {
     {"state_get", py_state_get, METH_VARARGS, NULL},
     {"state_set", py_state_set, METH_VARARGS, NULL},
@@ -252,6 +601,9 @@ static PyMethodDef host_methods[] = {
     {"memory_search", py_memory_search, METH_VARARGS, NULL},
     {"memory_add_session", py_memory_add_session, METH_NOARGS, NULL},
     {"dumps", py_dumps, METH_O, NULL},
+    {"loads", py_loads, METH_O, NULL},
+    {"state_put", (PyCFunction)(void (*)(void))py_state_put, METH_FASTCALL, NULL},
+    {"state_put_init", py_state_put_init, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -265,6 +617,7 @@ static PyObject *PyInit__adkhost(void) { return PyModule_Create(&host_module); }
 
 static PyObject *dispatch;
 static void init_hooks(void);
+static void init_tool_call(PyObject *rt);
 
 static void fail(const char *what) {
   fprintf(stderr, "adkhost python runtime: %s\n", what);
@@ -313,6 +666,7 @@ __attribute__((export_name("adkhost_py_init"))) void adkhost_py_init(void) {
   init_hooks();
   dispatch = PyObject_GetAttrString(rt, "dispatch");
   if (dispatch == NULL) fail("adkhost._runtime.dispatch");
+  init_tool_call(rt);
   Py_DECREF(rt);
 }
 
@@ -451,18 +805,239 @@ static PyObject *decode_input(PyObject *hook, const char *in, uint32_t len, PyOb
   return PyUnicode_DecodeUTF8(in, (Py_ssize_t)len, "surrogatepass");
 }
 
-static uint64_t call(PyObject *hook, const char *in, uint32_t len) {
-  if (dispatch == NULL || hook == NULL) {
-    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the Python runtime was not initialised: build the module with adkhost module build\"}");
+/* ---- tool_call in C: what _runtime._tool_call and dispatch do for a
+ * tool whose arguments need no conversion but ints to floats (_fast: no
+ * enums), when every argument is a parameter and every required one is
+ * there; the tool itself is called as dispatch calls it, its result
+ * written by the C writer. The Python frames of dispatch, _tool_call and
+ * dumps were a fifth of a warm call in the guest. Anything else (an
+ * unknown tool, args not an object, an argument to drop or one missing, a
+ * result the C writer leaves) goes to dispatch, or _answer, as before. */
+
+static PyObject *fast_tools, *py_context_cls, *py_await, *py_failed, *py_answer, *py_reseed;
+static PyObject *key_tool, *key_args, *key_context, *key_confirmation, *empty_tuple;
+static PyObject *key_raw, *key_actions, *key_tool_confirmation;
+static int seeded;
+
+static void init_tool_call(PyObject *rt) {
+  PyObject *ctx_mod = PyImport_ImportModule("adkhost._context");
+  if (ctx_mod == NULL) fail("import adkhost._context");
+  if ((fast_tools = PyObject_GetAttrString(rt, "_fast")) == NULL ||
+      (py_await = PyObject_GetAttrString(rt, "_await")) == NULL ||
+      (py_failed = PyObject_GetAttrString(rt, "_failed")) == NULL ||
+      (py_answer = PyObject_GetAttrString(rt, "_answer")) == NULL ||
+      (py_reseed = PyObject_GetAttrString(rt, "_reseed")) == NULL ||
+      (py_context_cls = PyObject_GetAttrString(ctx_mod, "Context")) == NULL)
+    fail("adkhost._runtime's tool_call helpers");
+  Py_DECREF(ctx_mod);
+  if (!PyDict_CheckExact(fast_tools)) fail("adkhost._runtime._fast");
+  if ((key_tool = PyUnicode_InternFromString("tool")) == NULL ||
+      (key_args = PyUnicode_InternFromString("args")) == NULL ||
+      (key_context = PyUnicode_InternFromString("context")) == NULL ||
+      (key_confirmation = PyUnicode_InternFromString("confirmation")) == NULL ||
+      (key_raw = PyUnicode_InternFromString("_raw")) == NULL ||
+      (key_actions = PyUnicode_InternFromString("_actions")) == NULL ||
+      (key_tool_confirmation = PyUnicode_InternFromString("tool_confirmation")) == NULL ||
+      (empty_tuple = PyTuple_New(0)) == NULL)
+    fail("tool_call keys");
+  if (!PyType_Check(py_context_cls)) fail("adkhost._context.Context");
+}
+
+/* Context(info, confirmation): for the usual call (the context cut out,
+ * no confirmation), what Context.__init__ sets, set here without its
+ * Python frame. */
+static PyObject *context_new(PyObject *info, PyObject *confirmation) {
+  if (!PyBytes_CheckExact(info) || confirmation != Py_None) {
+    PyObject *ca[2] = {info, confirmation};
+    return PyObject_Vectorcall(py_context_cls, ca, 2, NULL);
   }
-  PyObject *context;
-  PyObject *data = decode_input(hook, in, len, &context);
+  PyTypeObject *t = (PyTypeObject *)py_context_cls;
+  PyObject *ctx = t->tp_new(t, empty_tuple, NULL);
+  if (ctx == NULL) return NULL;
+  if (PyObject_SetAttr(ctx, key_raw, info) < 0 || PyObject_SetAttr(ctx, key_actions, Py_None) < 0 ||
+      PyObject_SetAttr(ctx, key_tool_confirmation, Py_None) < 0) {
+    Py_DECREF(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
+static int plain_type(PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  return o == Py_None || t == &PyDict_Type || t == &PyList_Type || t == &PyUnicode_Type ||
+         t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type || t == &PyTuple_Type;
+}
+
+/* The current exception as the hook's error output (_failed). */
+static PyObject *failed_out(void) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value == NULL) return NULL;
+  if (tb != NULL) PyException_SetTraceback(value, tb);
+  PyObject *out = PyObject_CallOneArg(py_failed, value);
+  Py_XDECREF(type);
+  Py_DECREF(value);
+  Py_XDECREF(tb);
+  return out;
+}
+
+/* Answers msg in C (1, *packed set), or leaves it to dispatch (0, nothing
+ * done that dispatch would not do again: the arguments are untouched). */
+static int tool_call_c(PyObject *msg, PyObject *context, uint64_t *packed) {
+  PyObject *name = PyDict_GetItemWithError(msg, key_tool);
+  if (name == NULL || !PyUnicode_CheckExact(name)) return 0;
+  PyObject *prep = PyDict_GetItemWithError(fast_tools, name);
+  if (prep == NULL || !PyTuple_CheckExact(prep) || PyTuple_GET_SIZE(prep) != 5) return 0;
+  PyObject *func = PyTuple_GET_ITEM(prep, 0), *names = PyTuple_GET_ITEM(prep, 1),
+           *required = PyTuple_GET_ITEM(prep, 2), *ctx_name = PyTuple_GET_ITEM(prep, 3),
+           *floats = PyTuple_GET_ITEM(prep, 4);
+  PyObject *args = PyDict_GetItemWithError(msg, key_args);
+  if (args == NULL || args == Py_None) {
+    if (PyErr_Occurred()) return 0;
+    args = PyDict_New();
+    if (args == NULL) return 0;
+  } else if (PyDict_CheckExact(args)) {
+    Py_INCREF(args);
+  } else {
+    return 0;
+  }
+  PyObject *k, *v;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(args, &pos, &k, &v)) {
+    if (PySet_Contains(names, k) != 1) goto decline;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(required); i++) {
+    if (PyDict_Contains(args, PyTuple_GET_ITEM(required, i)) != 1) goto decline;
+  }
+  if (!seeded) {
+    PyObject *r = PyObject_CallNoArgs(py_reseed);
+    if (r == NULL) goto decline;
+    Py_DECREF(r);
+    seeded = 1;
+  }
+  /* From here on, the call is this one's. */
+  PyObject *out = NULL, *result = NULL;
+  if (ctx_name != Py_None) {
+    PyObject *ca[2];
+    ca[0] = context != NULL ? context : PyDict_GetItemWithError(msg, key_context);
+    ca[1] = PyDict_GetItemWithError(msg, key_confirmation);
+    if (PyErr_Occurred()) goto failed;
+    if (ca[0] == NULL) ca[0] = Py_None;
+    if (ca[1] == NULL) ca[1] = Py_None;
+    PyObject *ctx = context_new(ca[0], ca[1]);
+    if (ctx == NULL) goto failed;
+    int st = PyDict_SetItem(args, ctx_name, ctx);
+    Py_DECREF(ctx);
+    if (st < 0) goto failed;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(floats); i++) {
+    PyObject *fk = PyTuple_GET_ITEM(floats, i);
+    PyObject *fv = PyDict_GetItemWithError(args, fk);
+    if (fv == NULL) {
+      if (PyErr_Occurred()) goto failed;
+      continue;
+    }
+    if (!PyLong_Check(fv) || PyBool_Check(fv)) continue;
+    PyObject *f = PyNumber_Float(fv);
+    if (f == NULL) goto failed;
+    int st = PyDict_SetItem(args, fk, f);
+    Py_DECREF(f);
+    if (st < 0) goto failed;
+  }
+  result = PyObject_Call(func, empty_tuple, args);
+  if (result == NULL) goto failed;
+  if (!plain_type(result)) {
+    PyObject *r = PyObject_CallOneArg(py_await, result);
+    Py_DECREF(result);
+    if ((result = r) == NULL) goto failed;
+  }
+  {
+    jbuf b = {malloc(256), 0, 256};
+    if (b.p != NULL && jput(&b, "{\"result\":", 10) && jvalue(&b, result, 1) &&
+        jput(&b, ",\"abiVersion\":1}", 16)) {
+      *packed = adkhost_pack(b.p, (uint32_t)b.len);
+      Py_DECREF(result);
+      Py_DECREF(args);
+      return 1;
+    }
+    free(b.p);
+    PyErr_Clear();
+  }
+  out = PyObject_CallOneArg(py_answer, result);
+  goto done;
+failed:
+  out = failed_out();
+done:
+  Py_XDECREF(result);
+  Py_DECREF(args);
+  if (out == NULL || !PyBytes_Check(out)) {
+    PyErr_Print();
+    Py_XDECREF(out);
+    *packed = adkhost_output_str("{\"abiVersion\":1,\"error\":\"internal error in the Python runtime\"}");
+    return 1;
+  }
+  *packed = adkhost_output(PyBytes_AS_STRING(out), (size_t)PyBytes_GET_SIZE(out));
+  Py_DECREF(out);
+  return 1;
+decline:
+  PyErr_Clear();
+  Py_DECREF(args);
+  return 0;
+}
+
+/* The input decoded for dispatch: a dict (jloads), else a str, or bytes
+ * when it is not UTF-8, as decode_input gives it; for tool_call, its
+ * context cut out (*context the context's JSON text as bytes) where
+ * find_context finds it. NULL on memory. */
+static PyObject *input_value(PyObject *hook, const char *in, uint32_t len, PyObject **context) {
+  const char *cut0, *cut1, *val0, *val1;
+  *context = NULL;
+  if (len == 0) return PyUnicode_FromStringAndSize("", 0);
+  if (hook == hook_tool_call && find_context(in, len, &cut0, &cut1, &val0, &val1)) {
+    size_t head = (size_t)(cut0 - in), tail = (size_t)(in + len - cut1);
+    char small[2048];
+    char *buf = head + tail <= sizeof small ? small : malloc(head + tail);
+    if (buf != NULL) {
+      memcpy(buf, in, head);
+      memcpy(buf + head, cut1, tail);
+      PyObject *msg = jloads(buf, head + tail);
+      if (buf != small) free(buf);
+      if (msg != NULL && PyDict_CheckExact(msg) &&
+          (*context = PyBytes_FromStringAndSize(val0, val1 - val0)) != NULL)
+        return msg;
+      Py_XDECREF(msg);
+    }
+    PyErr_Clear();
+  } else {
+    PyObject *msg = jloads(in, len);
+    if (msg != NULL && PyDict_CheckExact(msg)) return msg;
+    Py_XDECREF(msg);
+    PyErr_Clear();
+  }
+  PyObject *data = decode_input(hook, in, len, context);
   if (data == NULL) {
     PyErr_Clear();
     data = PyBytes_FromStringAndSize(in, (Py_ssize_t)len);
   }
+  return data;
+}
+
+static uint64_t call(PyObject *hook, const char *in, uint32_t len) {
+  if (dispatch == NULL || hook == NULL) {
+    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the Python runtime was not initialised: build the module with adkhost module build\"}");
+  }
+  if (hook == hook_describe) len = 0;
+  PyObject *context;
+  PyObject *data = input_value(hook, in, len, &context);
   PyObject *out = NULL;
   if (data != NULL) {
+    uint64_t packed;
+    if (hook == hook_tool_call && PyDict_CheckExact(data) && tool_call_c(data, context, &packed)) {
+      Py_DECREF(data);
+      Py_XDECREF(context);
+      return packed;
+    }
     PyObject *args[3] = {hook, data, context};
     out = PyObject_Vectorcall(dispatch, args, context != NULL ? 3 : 2, NULL);
     Py_DECREF(data);
