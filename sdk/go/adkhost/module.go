@@ -1,6 +1,7 @@
 package adkhost
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -120,7 +121,15 @@ func (r *registry) describe() (*abi.Describe, error) {
 		d.Hooks = []abi.Hook{}
 	}
 	for _, t := range r.tools {
-		d.Tools = append(d.Tools, t.decl)
+		decl := t.decl
+		if t.params != nil {
+			b, err := json.Marshal(t.params)
+			if err != nil {
+				return nil, fmt.Errorf("adkhost: tool %q: its parameters' schema: %w", decl.Name, err)
+			}
+			decl.Parameters = b
+		}
+		d.Tools = append(d.Tools, decl)
 	}
 	if err := d.Validate(); err != nil {
 		return nil, err

@@ -96,6 +96,21 @@ func SchemaFor[T any]() (json.RawMessage, error) {
 // t: nil for a struct without properties (a tool without parameters), and
 // the names of the required properties.
 func argsSchema(t reflect.Type) (json.RawMessage, []string, error) {
+	s, required, err := argsSchemaOf(t)
+	if err != nil || s == nil {
+		return nil, required, err
+	}
+	b, err := json.Marshal(s)
+	return b, required, err
+}
+
+// argsSchemaOf is argsSchema before the encoding: Tool derives the schema
+// when it registers the tool, so a type it cannot describe fails there,
+// and describe encodes it. A new instance of a module whose describe
+// message the host has cached never sends it, and the encoding (with
+// encoding/json's first look at the schema's types) was most of the
+// registration's cost at every instance's start.
+func argsSchemaOf(t reflect.Type) (*schema, []string, error) {
 	base := t
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -118,8 +133,7 @@ func argsSchema(t reflect.Type) (json.RawMessage, []string, error) {
 	if s.Type == "object" && base.Kind() == reflect.Struct && (s.Properties == nil || len(s.Properties.names) == 0) {
 		return nil, nil, nil
 	}
-	b, err := json.Marshal(s)
-	return b, s.Required, err
+	return s, s.Required, nil
 }
 
 func deriveSchema(t reflect.Type) (*schema, error) {

@@ -79,7 +79,10 @@ func WithResponse(schema json.RawMessage) ToolOption {
 }
 
 type toolEntry struct {
-	decl     abi.ToolDecl
+	decl abi.ToolDecl
+	// params is the derived schema of the parameters, which describe
+	// encodes into decl.Parameters; nil with WithParameters or none.
+	params   *schema
 	required []string
 	// run decodes the arguments, calls the tool and appends its encoded
 	// result to dst; nothing for a nil result.
@@ -97,11 +100,13 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 	for _, o := range opts {
 		o(&cfg)
 	}
-	params, required, err := argsSchema(reflect.TypeFor[A]())
+	derived, required, err := argsSchemaOf(reflect.TypeFor[A]())
 	if err != nil {
 		return nil, fmt.Errorf("adkhost.Tool %q: %w", name, err)
 	}
+	var params json.RawMessage
 	if cfg.params != nil {
+		derived = nil
 		var s struct {
 			Type     any      `json:"type"`
 			Required []string `json:"required"`
@@ -125,6 +130,7 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 			Response:    cfg.response,
 			LongRunning: cfg.longRunning,
 		},
+		params:   derived,
 		required: required,
 	}
 	// Plans for the arguments and the result (fastcodec.go); nil for
