@@ -27,6 +27,10 @@
 static JSRuntime *rt;
 static JSContext *ctx;
 static JSValue dispatch_fn;
+/* The SDK's tool entry (tool_call below); without it (tool_entry
+ * false) tool calls go to the dispatcher. */
+static JSValue tool_call_fn, tool_done_fn, tool_fail_fn;
+static bool tool_entry;
 static bool ready;     /* the snapshot was taken after a successful init */
 static bool building;  /* inside adkhost_js_init: no host to call */
 static bool reseeded;
@@ -380,7 +384,25 @@ static void install_fast_stringify(JSValueConst global) {
 typedef struct {
   JSContext *c;
   const uint8_t *p, *end;
+  bool non_ascii;  /* in_skip stepped over a byte beyond ASCII */
 } FastIn;
+
+/* plain_run answers the end of the run of plain string bytes from p (not
+ * '"', '\\', a control character or beyond ASCII), eight at a time. */
+static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end) {
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  while (end - p >= 8) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    /* A high bit per byte that is < 0x20, '"', '\\' or >= 0x80. */
+    uint64_t t = ((x - ones * 0x20) | (q - ones) & ~q | (b - ones) & ~b | x) & highs;
+    if (t) break;
+    p += 8;
+  }
+  while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+  return p;
+}
 
 #define FAST_FAIL JS_MKVAL(JS_TAG_UNINITIALIZED, 0)
 
@@ -399,7 +421,7 @@ static int hexval(uint8_t h) {
  * FAST_FAIL, or JS_EXCEPTION. */
 static JSValue in_string(FastIn *in) {
   const uint8_t *s = in->p;
-  while (in->p < in->end && *in->p >= 0x20 && *in->p < 0x80 && *in->p != '"' && *in->p != '\\') in->p++;
+  in->p = plain_run(in->p, in->end);
   if (in->p < in->end && *in->p == '"') {
     JSValue v = js_new_string8_len(in->c, (const char *)s, in->p - s);
     in->p++;
@@ -518,7 +540,7 @@ static JSValue in_object(FastIn *in, int depth) {
     in->p++;
     /* A plain key: found among the atoms without a string. */
     const uint8_t *k = in->p;
-    while (in->p < in->end && *in->p >= 0x20 && *in->p < 0x80 && *in->p != '"' && *in->p != '\\') in->p++;
+    in->p = plain_run(in->p, in->end);
     JSAtom atom;
     if (in->p < in->end && *in->p == '"') {
       atom = JS_NewAtomLen(c, (const char *)k, in->p - k);
@@ -657,6 +679,208 @@ static JSValue parse_input(const char *buf, uint32_t len) {
   return JS_NewStringLen(ctx, buf, len);
 }
 
+/* ---- Stepping over a value without building it: what in_value takes,
+ * and only that (the same grammar, depth and number limits), so that a
+ * value stepped over here would have parsed there. 0, or -1 for what
+ * in_value does not take. */
+
+static int in_skip_string(FastIn *in) {
+  for (;;) {
+    in->p = plain_run(in->p, in->end);
+    if (in->p >= in->end) return -1;
+    uint32_t ch = *in->p++;
+    if (ch == '"') return 0;
+    if (ch < 0x20) return -1;
+    if (ch == '\\') {
+      if (in->p >= in->end) return -1;
+      switch (*in->p++) {
+      case 'b': case 'f': case 'n': case 'r': case 't': case '"': case '\\': case '/':
+        break;
+      case 'u':
+        if (in->end - in->p < 4) return -1;
+        for (int i = 0; i < 4; i++) {
+          if (hexval(*in->p++) < 0) return -1;
+        }
+        break;
+      default:
+        return -1;
+      }
+    } else if (ch >= 0x80) {
+      in->non_ascii = true;
+      /* As in_string: a zero-padded copy near the end. */
+      const uint8_t *at = in->p - 1, *next;
+      uint8_t tail[UTF8_CHAR_LEN_MAX] = {0};
+      if (in->end - at < UTF8_CHAR_LEN_MAX) {
+        memcpy(tail, at, in->end - at);
+        utf8_decode(tail, &next);
+        next = at + (next - tail);
+      } else {
+        utf8_decode(at, &next);
+      }
+      if (next == in->p) return -1;
+      in->p = next;
+    }
+  }
+}
+
+static int in_skip(FastIn *in, int depth) {
+  if (depth >= FAST_MAX_DEPTH) return -1;
+  in_ws(in);
+  if (in->p >= in->end) return -1;
+  switch (*in->p) {
+  case '{':
+    in->p++;
+    in_ws(in);
+    if (in->p < in->end && *in->p == '}') {
+      in->p++;
+      return 0;
+    }
+    for (;;) {
+      if (in->p >= in->end || *in->p != '"') return -1;
+      in->p++;
+      if (in_skip_string(in)) return -1;
+      in_ws(in);
+      if (in->p >= in->end || *in->p != ':') return -1;
+      in->p++;
+      if (in_skip(in, depth + 1)) return -1;
+      in_ws(in);
+      if (in->p >= in->end) return -1;
+      if (*in->p == '}') {
+        in->p++;
+        return 0;
+      }
+      if (*in->p++ != ',') return -1;
+      in_ws(in);
+    }
+  case '[':
+    in->p++;
+    in_ws(in);
+    if (in->p < in->end && *in->p == ']') {
+      in->p++;
+      return 0;
+    }
+    for (;;) {
+      if (in_skip(in, depth + 1)) return -1;
+      in_ws(in);
+      if (in->p >= in->end) return -1;
+      if (*in->p == ']') {
+        in->p++;
+        return 0;
+      }
+      if (*in->p++ != ',') return -1;
+    }
+  case '"':
+    in->p++;
+    return in_skip_string(in);
+  case 't':
+    return in_word(in, "true", 4) ? 0 : -1;
+  case 'f':
+    return in_word(in, "false", 5) ? 0 : -1;
+  case 'n':
+    return in_word(in, "null", 4) ? 0 : -1;
+  default:
+    /* A number is no heap value: nothing to free. */
+    if (*in->p == '-' || (*in->p >= '0' && *in->p <= '9')) {
+      return JS_VALUE_GET_TAG(in_number(in)) == JS_TAG_UNINITIALIZED ? -1 : 0;
+    }
+    return -1;
+  }
+}
+
+/* ---- A tool call's input, {"tool", "args", "context", "confirmation"}
+ * (ABI.md §6), taken apart here for the SDK's tool entry
+ * (__adkhostToolCall): no message object is built, other fields
+ * (abiVersion) are stepped over, and the context, which most tools never
+ * read, is handed on as its JSON text, parsed by the SDK when the tool
+ * reads it. The fields are parsed as parse_input parses them. */
+
+enum { TOOL_TOOL, TOOL_ARGS, TOOL_CONTEXT, TOOL_CONFIRMATION, TOOL_FIELDS };
+
+static int tool_field(const uint8_t *k, size_t n) {
+  switch (n) {
+  case 4:
+    if (memcmp(k, "tool", 4) == 0) return TOOL_TOOL;
+    if (memcmp(k, "args", 4) == 0) return TOOL_ARGS;
+    break;
+  case 7:
+    if (memcmp(k, "context", 7) == 0) return TOOL_CONTEXT;
+    break;
+  case 12:
+    if (memcmp(k, "confirmation", 12) == 0) return TOOL_CONFIRMATION;
+    break;
+  }
+  return -1;
+}
+
+/* parse_tool_input fills v (undefined for an absent field; a repeated
+ * field's last value, as JSON.parse keeps): 1, or 0 for an input it leaves
+ * to parse_input (not JSON it takes, a key with escapes or beyond ASCII, a
+ * context that is not an object), or -1 (out of memory). */
+static int parse_tool_input(const char *buf, uint32_t len, JSValue v[TOOL_FIELDS]) {
+  FastIn in = {ctx, (const uint8_t *)buf, (const uint8_t *)buf + len};
+  int rc = 0;
+  in_ws(&in);
+  if (in.p >= in.end || *in.p++ != '{') return 0;
+  in_ws(&in);
+  if (in.p < in.end && *in.p == '}') {
+    in.p++;
+    goto end;
+  }
+  for (;;) {
+    if (in.p >= in.end || *in.p != '"') goto out;
+    const uint8_t *k = ++in.p;
+    while (in.p < in.end && *in.p >= 0x20 && *in.p < 0x80 && *in.p != '"' && *in.p != '\\') in.p++;
+    if (in.p >= in.end || *in.p != '"') goto out;
+    int f = tool_field(k, in.p - k);
+    in.p++;
+    in_ws(&in);
+    if (in.p >= in.end || *in.p != ':') goto out;
+    in.p++;
+    JSValue val;
+    if (f < 0) {
+      if (in_skip(&in, 1)) goto out;
+      val = JS_UNDEFINED;
+    } else if (f == TOOL_CONTEXT) {
+      in_ws(&in);
+      if (in.p >= in.end || *in.p != '{') goto out;
+      const uint8_t *start = in.p;
+      in.non_ascii = false;
+      if (in_skip(&in, 1)) goto out;
+      /* Plain ASCII (escapes are ASCII too) is its own string. */
+      val = in.non_ascii ? JS_NewStringLen(ctx, (const char *)start, in.p - start)
+                         : js_new_string8_len(ctx, (const char *)start, in.p - start);
+    } else {
+      val = in_value(&in, 1);
+      if (JS_VALUE_GET_TAG(val) == JS_TAG_UNINITIALIZED) goto out;
+    }
+    if (JS_IsException(val)) {
+      rc = -1;
+      goto out;
+    }
+    if (f >= 0) {
+      JS_FreeValue(ctx, v[f]);
+      v[f] = val;
+    }
+    in_ws(&in);
+    if (in.p >= in.end) goto out;
+    if (*in.p == '}') {
+      in.p++;
+      break;
+    }
+    if (*in.p++ != ',') goto out;
+    in_ws(&in);
+  }
+end:
+  in_ws(&in);
+  if (in.p == in.end) return 1;
+out:
+  for (int i = 0; i < TOOL_FIELDS; i++) {
+    JS_FreeValue(ctx, v[i]);
+    v[i] = JS_UNDEFINED;
+  }
+  return rc;
+}
+
 /* ---- Initialisation (run by wizer at build time). */
 
 static void print_exception(void) {
@@ -690,8 +914,9 @@ static void set_env_string(JSValue obj, const char *prop, const char *env) {
 /* settle runs the job queue until promise p is no longer pending: the
  * sandbox has no event loop, so a promise that waits for anything but
  * other promises never settles. Answers the result (owned) or
- * JS_EXCEPTION with the rejection thrown. */
-static JSValue settle(JSValue p) {
+ * JS_EXCEPTION with the rejection thrown; settle_state also says the
+ * promise's state (pending: it never settled). */
+static JSValue settle_state(JSValue p, int *state) {
   JSContext *c1;
   while (JS_PromiseState(ctx, p) == JS_PROMISE_PENDING && JS_IsJobPending(rt)) {
     if (JS_ExecutePendingJob(rt, &c1) < 0) {
@@ -700,6 +925,7 @@ static JSValue settle(JSValue p) {
     }
   }
   JSPromiseStateEnum st = JS_PromiseState(ctx, p);
+  *state = st;
   if (st == JS_PROMISE_PENDING) {
     JS_FreeValue(ctx, p);
     return JS_ThrowTypeError(ctx, "a promise never settled: the sandbox has no event loop "
@@ -709,6 +935,11 @@ static JSValue settle(JSValue p) {
   JS_FreeValue(ctx, p);
   if (st == JS_PROMISE_REJECTED) return JS_Throw(ctx, r);
   return r;
+}
+
+static JSValue settle(JSValue p) {
+  int st;
+  return settle_state(p, &st);
 }
 
 /*
@@ -761,6 +992,10 @@ __attribute__((export_name("adkhost_js_init"))) void adkhost_js_init(void) {
   JS_FreeValue(ctx, r);
 
   dispatch_fn = JS_GetPropertyStr(ctx, global, "__adkhostDispatch");
+  tool_call_fn = JS_GetPropertyStr(ctx, global, "__adkhostToolCall");
+  tool_done_fn = JS_GetPropertyStr(ctx, global, "__adkhostToolDone");
+  tool_fail_fn = JS_GetPropertyStr(ctx, global, "__adkhostToolFail");
+  tool_entry = JS_IsFunction(ctx, tool_call_fn) && JS_IsFunction(ctx, tool_done_fn) && JS_IsFunction(ctx, tool_fail_fn);
   JS_FreeValue(ctx, global);
   if (!JS_IsFunction(ctx, dispatch_fn)) {
     fail("the module declares nothing: import { tool } from \"adkhost\" and declare a tool, "
@@ -804,9 +1039,12 @@ static uint64_t error_output(const char *prefix) {
   return out;
 }
 
-static uint64_t call(const char *hook, const char *in, uint32_t len) {
+/* enter prepares a call: false (with the output in *out) if the runtime
+ * was not initialised. */
+static bool enter(uint64_t *out) {
   if (!ready) {
-    return adkhost_output_str("{\"abiVersion\":1,\"error\":\"the JavaScript runtime was not initialised: build the module with adkhost module build\"}");
+    *out = adkhost_output_str("{\"abiVersion\":1,\"error\":\"the JavaScript runtime was not initialised: build the module with adkhost module build\"}");
+    return false;
   }
   set_stack_limit();
   if (!reseeded) {
@@ -817,22 +1055,21 @@ static uint64_t call(const char *hook, const char *in, uint32_t len) {
     if (getentropy(&seed, sizeof seed) == 0 && seed != 0) ctx->random_state = seed;
     reseeded = true;
   }
-  /* The input goes to the dispatcher parsed (parse_input). */
-  JSValue args[2] = {JS_NewString(ctx, hook), in && len > 0 ? parse_input(in, len) : JS_NewString(ctx, "")};
-  if (JS_IsException(args[1])) {
-    JS_FreeValue(ctx, args[0]);
-    return error_output("internal error in the JavaScript runtime");
-  }
-  JSValue r = JS_Call(ctx, dispatch_fn, JS_UNDEFINED, 2, args);
-  JS_FreeValue(ctx, args[0]);
-  JS_FreeValue(ctx, args[1]);
-  if (!JS_IsException(r) && JS_IsPromise(r)) r = settle(r);
-  /* Jobs the hook left behind (promises nobody awaited) run now, not in
-   * the next call. */
+  return true;
+}
+
+/* run_jobs runs the jobs a hook left behind (promises nobody awaited)
+ * now, not in the next call. */
+static void run_jobs(void) {
   JSContext *c1;
   while (JS_IsJobPending(rt)) {
     if (JS_ExecutePendingJob(rt, &c1) < 0) print_exception();
   }
+}
+
+/* string_output answers r (owned), the output message's JSON, as the
+ * hook's output. */
+static uint64_t string_output(JSValue r) {
   if (JS_IsException(r)) return error_output("internal error in the JavaScript runtime");
   if (!JS_IsString(r)) {
     JS_FreeValue(ctx, r);
@@ -862,9 +1099,90 @@ static uint64_t call(const char *hook, const char *in, uint32_t len) {
   return out;
 }
 
+static uint64_t call(const char *hook, const char *in, uint32_t len) {
+  uint64_t out;
+  if (!enter(&out)) return out;
+  /* The input goes to the dispatcher parsed (parse_input). */
+  JSValue args[2] = {JS_NewString(ctx, hook), in && len > 0 ? parse_input(in, len) : JS_NewString(ctx, "")};
+  if (JS_IsException(args[1])) {
+    JS_FreeValue(ctx, args[0]);
+    return error_output("internal error in the JavaScript runtime");
+  }
+  JSValue r = JS_Call(ctx, dispatch_fn, JS_UNDEFINED, 2, args);
+  JS_FreeValue(ctx, args[0]);
+  JS_FreeValue(ctx, args[1]);
+  if (!JS_IsException(r) && JS_IsPromise(r)) r = settle(r);
+  run_jobs();
+  return string_output(r);
+}
+
+/* tool_fail answers the output of a tool call that threw, or whose
+ * result's promise was rejected, with the exception pending: the SDK's
+ * __adkhostToolFail(e) words it, as the dispatcher does. */
+static uint64_t tool_fail(void) {
+  JSValue e = JS_GetException(ctx);
+  JSValue r = JS_Call(ctx, tool_fail_fn, JS_UNDEFINED, 1, &e);
+  JS_FreeValue(ctx, e);
+  run_jobs();
+  return string_output(r);
+}
+
+/* tool_call answers a tool call through the SDK's tool entry,
+ * __adkhostToolCall(tool, args, contextJSON, confirmation), which answers
+ * the tool's result (or a promise of it) or throws. The output,
+ * {"result": ..., "abiVersion": 1}, is written here with the fast
+ * stringify; a result it leaves to QuickJS's goes back to the SDK
+ * (__adkhostToolDone), which answers the output as the dispatcher does.
+ * An input parse_tool_input does not take goes to the dispatcher. */
+static uint64_t tool_call(const char *in, uint32_t len) {
+  uint64_t out;
+  if (!tool_entry) return call("tool_call", in, len);
+  if (!enter(&out)) return out;
+  JSValue v[TOOL_FIELDS] = {JS_UNDEFINED, JS_UNDEFINED, JS_UNDEFINED, JS_UNDEFINED};
+  int st = in && len > 0 ? parse_tool_input(in, len, v) : 0;
+  if (st == 0) return call("tool_call", in, len);
+  if (st < 0) return error_output("internal error in the JavaScript runtime");
+  JSValue r = JS_Call(ctx, tool_call_fn, JS_UNDEFINED, TOOL_FIELDS, v);
+  for (int i = 0; i < TOOL_FIELDS; i++) JS_FreeValue(ctx, v[i]);
+  if (JS_IsException(r)) return tool_fail();
+  if (JS_IsPromise(r)) {
+    r = settle_state(r, &st);
+    if (JS_IsException(r)) {
+      if (st == JS_PROMISE_PENDING) {
+        run_jobs();
+        return error_output("internal error in the JavaScript runtime");
+      }
+      return tool_fail();
+    }
+  }
+  StringBuffer b;
+  string_buffer_init(ctx, &b, 256);
+  int rc = string_buffer_puts8(&b, "{\"result\":") ? FAST_ERR : FAST_OK;
+  if (rc == FAST_OK) {
+    /* At depth 1, as in the object the SDK would encode. */
+    rc = JS_IsUndefined(r) ? (string_buffer_puts8(&b, "null") ? FAST_ERR : FAST_OK) : fast_value(ctx, &b, r, 1);
+  }
+  if (rc == FAST_OK && string_buffer_puts8(&b, ",\"abiVersion\":1}")) rc = FAST_ERR;
+  if (rc != FAST_OK) {
+    string_buffer_free(&b);
+    if (rc == FAST_ERR) {
+      JS_FreeValue(ctx, r);
+      return tool_fail();
+    }
+    JSValue o = JS_Call(ctx, tool_done_fn, JS_UNDEFINED, 1, &r);
+    JS_FreeValue(ctx, r);
+    run_jobs();
+    return string_output(o);
+  }
+  JS_FreeValue(ctx, r);
+  run_jobs();
+  return string_output(string_buffer_end(&b));
+}
+
+ADKHOST_HOOK(tool_call, in, len) { return tool_call(in, len); }
+
 #define JS_HOOK(h) ADKHOST_HOOK(h, in, len) { return call(#h, in, len); }
 JS_HOOK(describe)
-JS_HOOK(tool_call)
 JS_HOOK(before_agent)
 JS_HOOK(after_agent)
 JS_HOOK(before_model)

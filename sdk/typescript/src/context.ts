@@ -194,10 +194,19 @@ export interface HttpResponse {
 const STATE = new State();
 
 export class ReadonlyContext {
-  protected readonly info: InvocationInfo;
+  // The invocation info, or its JSON text until first read: a tool call's
+  // context comes as text from the runtime (runtime/main.c), and most
+  // tools never read it. Declared, not a class field: a field would be
+  // defined again on every context built.
+  declare private _info: InvocationInfo | string;
 
   constructor(info?: InvocationInfo) {
-    this.info = info ?? {};
+    this._info = info ?? {};
+  }
+
+  protected get info(): InvocationInfo {
+    const i = this._info;
+    return typeof i === "string" ? (this._info = parseInfo(i)) : i;
   }
 
   get state(): State { return STATE; }
@@ -209,6 +218,17 @@ export class ReadonlyContext {
   get appName(): string | undefined { return this.info.appName; }
   get branch(): string | undefined { return this.info.branch; }
   get userContent(): Content | undefined { return this.info.userContent; }
+}
+
+// parseInfo parses a context's JSON text; anything but an object reads as
+// an empty one (the runtime hands on only objects).
+function parseInfo(text: string): InvocationInfo {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as InvocationInfo) : {};
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -288,6 +308,20 @@ export class Context extends ReadonlyContext {
       json<T>() { return JSON.parse(body) as T; },
     };
   }
+}
+
+const CONTEXT = Context.prototype;
+
+/**
+ * toolContext is a tool call's Context over its context's JSON text (the
+ * runtime's tool entry), as new Context(info, confirmation) builds it but
+ * without running two constructors: an object literal is the cheapest
+ * object QuickJS builds.
+ */
+export function toolContext(text: string | undefined, confirmation: unknown): Context {
+  const c = { __proto__: CONTEXT, _info: text ?? {} } as unknown as { toolConfirmation?: unknown };
+  if (confirmation) c.toolConfirmation = confirmation;
+  return c as Context;
 }
 
 export type ToolContext = Context;

@@ -6,7 +6,7 @@
 
 import * as h from "./host.js";
 import {
-  Context, InvocationContext, type BaseTool, type Content, type Event, type InvocationInfo, type LlmRequest,
+  Context, InvocationContext, toolContext, type BaseTool, type Content, type Event, type InvocationInfo, type LlmRequest,
   type LlmResponse,
 } from "./context.js";
 
@@ -262,6 +262,32 @@ class Runtime {
     const args = (msg.args ?? {}) as never;
     return after(t.execute(args, ctx), toolResult);
   }
+
+  /**
+   * callTool is the runtime's tool entry (__adkhostToolCall): a tool
+   * call's fields, its context as JSON text. It answers the tool's result,
+   * or a promise of it, and throws the tool's exception or an Answer; the
+   * runtime encodes the output (toolDone, toolFail for what it leaves).
+   */
+  callTool(name: unknown, args: unknown, context: string | undefined, confirmation: unknown): unknown {
+    const t = this.tools.get(name as string);
+    if (!t) {
+      throw new Answer(out({
+        error: this.tools.size ? `no tool "${name}" in this module` : "this module does not implement tool_call",
+      }));
+    }
+    // The context's text stands for its InvocationInfo until read.
+    const r = t.execute((args ?? {}) as never, toolContext(context, confirmation));
+    return isThenable(r) ? Promise.resolve(r) : r;
+  }
+}
+
+// An output callTool answers by throwing it: the tool is unknown.
+class Answer {
+  readonly output: string;
+  constructor(output: string) {
+    this.output = output;
+  }
 }
 
 function toolResult(result: unknown): Out {
@@ -387,6 +413,12 @@ if (g.__adkhostDispatch !== undefined) {
   throw new Error("the adkhost SDK is bundled twice: depend on one copy of it");
 }
 g.__adkhostDispatch = (hook: string, input: string | Msg) => runtime.dispatch(hook, input);
+g.__adkhostToolCall = (name: unknown, args: unknown, context: string | undefined, confirmation: unknown) =>
+  runtime.callTool(name, args, context, confirmation);
+// The output of a result the runtime does not encode itself (a toJSON, a
+// getter, a BigInt, ...), and of a tool that threw.
+g.__adkhostToolDone = (result: unknown) => done(toolResult(result));
+g.__adkhostToolFail = (e: unknown) => (e instanceof Answer ? e.output : fail(e));
 
 // console: log lines through the host (to the build's output while the
 // module is built).
