@@ -335,3 +335,30 @@ func FuzzEncodedToolCallInput(f *testing.F) {
 		}
 	})
 }
+
+// literal, which compares words, agrees with strings.HasPrefix for every
+// key length from 0 to 40, at every offset, with a difference at each
+// position of the key and with the data cut short.
+func TestLiteral(t *testing.T) {
+	const text = `{"abiVersion":1,"context":{"appName":"weather_app","userId":"u"}`
+	for n := 0; n <= 40; n++ {
+		for i := 0; i+n <= len(text); i++ {
+			key := text[i : i+n]
+			check := func(data []byte, at int) {
+				t.Helper()
+				want := at >= 0 && at <= len(data) && strings.HasPrefix(string(data[at:]), key)
+				end, ok := literal(data, at, key)
+				if ok != want || (ok && end != at+n) || (!ok && end != at) {
+					t.Fatalf("literal(%q, %d, %q) = %d, %v; want match %v", data, at, key, end, ok, want)
+				}
+			}
+			check([]byte(text), i)
+			check([]byte(text[:i+n-min(n, 1)]), i) // one byte short
+			for k := range n {
+				b := []byte(text)
+				b[i+k] ^= 0x20
+				check(b, i)
+			}
+		}
+	}
+}
