@@ -208,46 +208,125 @@ static const JSCFunctionListEntry host_funcs[] = {
 enum { FAST_OK = 0, FAST_NO = 1, FAST_ERR = -1 };
 #define FAST_MAX_DEPTH 64
 
-/* fast_quote8 writes the JSON string of 8-bit characters (QuickJS's
- * JS_ToQuotedString, without the intermediate string). */
-static int fast_quote8(StringBuffer *b, const uint8_t *c, uint32_t n) {
-  static const char hex[] = "0123456789abcdef";
-  uint32_t i = 0, run = 0;
-  if (string_buffer_putc8(b, '"')) return FAST_ERR;
-  for (; i < n; i++) {
-    uint8_t ch = c[i];
-    if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
-    if (i > run && string_buffer_write8(b, c + run, i - run)) return FAST_ERR;
-    run = i + 1;
-    char e[6] = {'\\', 0};
-    int el = 2;
-    switch (ch) {
-    case '"': e[1] = '"'; break;
-    case '\\': e[1] = '\\'; break;
-    case '\b': e[1] = 'b'; break;
-    case '\f': e[1] = 'f'; break;
-    case '\n': e[1] = 'n'; break;
-    case '\r': e[1] = 'r'; break;
-    case '\t': e[1] = 't'; break;
-    default:
-      e[1] = 'u'; e[2] = '0'; e[3] = '0'; e[4] = hex[ch >> 4]; e[5] = hex[ch & 15];
-      el = 6;
-    }
-    if (string_buffer_write8(b, (const uint8_t *)e, el)) return FAST_ERR;
+/* The walk writes UTF-8 into a malloc'd buffer: a tool call's output is
+ * that buffer, handed to the host as it is (no JavaScript string, no
+ * copy); JSON.stringify makes a string of it. */
+typedef struct {
+  uint8_t *buf;
+  size_t len, cap;
+  bool non_ascii;
+} Out;
+
+static no_inline int out_grow(Out *o, size_t n) {
+  size_t cap = o->cap ? o->cap : 256;
+  while (cap - o->len < n) {
+    if (cap > SIZE_MAX / 2) return FAST_ERR;
+    cap *= 2;
   }
-  if (n > run && string_buffer_write8(b, c + run, n - run)) return FAST_ERR;
-  return string_buffer_putc8(b, '"') ? FAST_ERR : FAST_OK;
+  uint8_t *b = realloc(o->buf, cap);
+  if (b == NULL) return FAST_ERR;
+  o->buf = b;
+  o->cap = cap;
+  return FAST_OK;
 }
 
-static int fast_string(JSContext *c, StringBuffer *b, JSValueConst v) {
-  if (JS_VALUE_GET_TAG(v) == JS_TAG_STRING) {
-    JSString *p = JS_VALUE_GET_STRING(v);
-    if (!p->is_wide_char) return fast_quote8(b, str8(p), p->len);
+static inline int out_write(Out *o, const void *p, size_t n) {
+  if (o->cap - o->len < n && out_grow(o, n)) return FAST_ERR;
+  memcpy(o->buf + o->len, p, n);
+  o->len += n;
+  return FAST_OK;
+}
+
+static inline int out_byte(Out *o, uint8_t c) {
+  if (o->cap == o->len && out_grow(o, 1)) return FAST_ERR;
+  o->buf[o->len++] = c;
+  return FAST_OK;
+}
+
+#define OUT_LIT(o, s) out_write(o, s, sizeof(s) - 1)
+
+/* out_escape writes character ch's JSON escape (JS_ToQuotedString's). */
+static int out_escape(Out *o, uint32_t ch) {
+  static const char hex[] = "0123456789abcdef";
+  char e[6] = {'\\', 0};
+  int n = 2;
+  switch (ch) {
+  case '"': e[1] = '"'; break;
+  case '\\': e[1] = '\\'; break;
+  case '\b': e[1] = 'b'; break;
+  case '\f': e[1] = 'f'; break;
+  case '\n': e[1] = 'n'; break;
+  case '\r': e[1] = 'r'; break;
+  case '\t': e[1] = 't'; break;
+  default:
+    e[1] = 'u';
+    e[2] = hex[(ch >> 12) & 15];
+    e[3] = hex[(ch >> 8) & 15];
+    e[4] = hex[(ch >> 4) & 15];
+    e[5] = hex[ch & 15];
+    n = 6;
   }
-  /* Wide strings (lone surrogates are escaped) and ropes: QuickJS quotes. */
-  JSValue q = JS_ToQuotedString(c, v);
-  if (JS_IsException(q)) return FAST_ERR;
-  return string_buffer_concat_value_free(b, q) ? FAST_ERR : FAST_OK;
+  return out_write(o, e, n);
+}
+
+/* fast_quote8 writes the JSON string of 8-bit characters, as UTF-8. */
+static int fast_quote8(Out *o, const uint8_t *c, uint32_t n) {
+  uint32_t run = 0;
+  /* At most 6 bytes per character (\u00XX) and the quotes. */
+  if (o->cap - o->len < (size_t)n + 2 && out_grow(o, (size_t)n + 2)) return FAST_ERR;
+  o->buf[o->len++] = '"';
+  for (uint32_t i = 0; i < n; i++) {
+    uint8_t ch = c[i];
+    if (ch >= 0x20 && ch != '"' && ch != '\\' && ch < 0x80) continue;
+    if (i > run && out_write(o, c + run, i - run)) return FAST_ERR;
+    run = i + 1;
+    if (ch >= 0x80) {
+      uint8_t u[2] = {0xc0 | (ch >> 6), 0x80 | (ch & 0x3f)};
+      o->non_ascii = true;
+      if (out_write(o, u, 2)) return FAST_ERR;
+    } else if (out_escape(o, ch)) {
+      return FAST_ERR;
+    }
+  }
+  if (n > run && out_write(o, c + run, n - run)) return FAST_ERR;
+  return out_byte(o, '"');
+}
+
+/* fast_quote16 writes the JSON string of a wide string as UTF-8: pairs of
+ * surrogates as one character, a lone surrogate escaped. */
+static int fast_quote16(Out *o, JSString *p) {
+  if (out_byte(o, '"')) return FAST_ERR;
+  for (int i = 0; i < (int)p->len;) {
+    uint32_t ch = string_getc(p, &i);
+    if (ch < 0x80) {
+      if (ch >= 0x20 && ch != '"' && ch != '\\') {
+        if (out_byte(o, ch)) return FAST_ERR;
+      } else if (out_escape(o, ch)) {
+        return FAST_ERR;
+      }
+    } else if (is_surrogate(ch)) {
+      if (out_escape(o, ch)) return FAST_ERR;
+    } else {
+      uint8_t u[UTF8_CHAR_LEN_MAX];
+      o->non_ascii = true;
+      if (out_write(o, u, utf8_encode(u, ch))) return FAST_ERR;
+    }
+  }
+  return out_byte(o, '"');
+}
+
+static int fast_jsstring(Out *o, JSString *p) {
+  return p->is_wide_char ? fast_quote16(o, p) : fast_quote8(o, str8(p), p->len);
+}
+
+static int fast_string(JSContext *c, Out *o, JSValueConst v) {
+  if (JS_VALUE_GET_TAG(v) == JS_TAG_STRING) return fast_jsstring(o, JS_VALUE_GET_STRING(v));
+  /* A rope: flattened first. */
+  JSValue f = JS_ToString(c, v);
+  if (JS_IsException(f)) return FAST_ERR;
+  int r = fast_jsstring(o, JS_VALUE_GET_STRING(f));
+  JS_FreeValue(c, f);
+  return r;
 }
 
 /* fast_plain answers whether stringify may read p's own properties as they
@@ -261,35 +340,35 @@ static bool fast_plain(JSObject *p) {
   return true;
 }
 
-static int fast_value(JSContext *c, StringBuffer *b, JSValueConst v, int depth);
+static int fast_value(JSContext *c, Out *o, JSValueConst v, int depth);
 
-static int fast_array(JSContext *c, StringBuffer *b, JSObject *p, int depth) {
+static int fast_array(JSContext *c, Out *o, JSObject *p, int depth) {
   /* Only "length": an own toJSON or other property is QuickJS's case. */
   if (!p->fast_array || p->shape->prop_count != 1) return FAST_NO;
   JSValue lenv = p->prop[0].u.value;
   if (JS_VALUE_GET_TAG(lenv) != JS_TAG_INT || (uint32_t)JS_VALUE_GET_INT(lenv) != p->u.array.count) return FAST_NO;
-  if (string_buffer_putc8(b, '[')) return FAST_ERR;
+  if (out_byte(o, '[')) return FAST_ERR;
   for (uint32_t i = 0; i < p->u.array.count; i++) {
-    if (i > 0 && string_buffer_putc8(b, ',')) return FAST_ERR;
+    if (i > 0 && out_byte(o, ',')) return FAST_ERR;
     JSValueConst e = p->u.array.u.values[i];
     int t = JS_VALUE_GET_TAG(e);
     if (t == JS_TAG_UNDEFINED || t == JS_TAG_SYMBOL) {
-      if (string_buffer_puts8(b, "null")) return FAST_ERR;
+      if (OUT_LIT(o, "null")) return FAST_ERR;
       continue;
     }
-    int r = fast_value(c, b, e, depth + 1);
+    int r = fast_value(c, o, e, depth + 1);
     if (r != FAST_OK) return r;
   }
-  return string_buffer_putc8(b, ']') ? FAST_ERR : FAST_OK;
+  return out_byte(o, ']');
 }
 
-static int fast_object(JSContext *c, StringBuffer *b, JSObject *p, int depth) {
+static int fast_object(JSContext *c, Out *o, JSObject *p, int depth) {
   JSRuntime *r = c->rt;
   JSShape *sh = p->shape;
   JSShapeProperty *prs = get_shape_prop(sh);
   JSProperty *pr = p->prop;
   bool first = true;
-  if (string_buffer_putc8(b, '{')) return FAST_ERR;
+  if (out_byte(o, '{')) return FAST_ERR;
   for (int i = 0; i < sh->prop_count; i++, prs++, pr++) {
     JSAtom a = prs->atom;
     if (a == JS_ATOM_NULL) continue;  /* deleted */
@@ -304,44 +383,56 @@ static int fast_object(JSContext *c, StringBuffer *b, JSObject *p, int depth) {
     JSValueConst v = pr->u.value;
     int t = JS_VALUE_GET_TAG(v);
     if (t == JS_TAG_UNDEFINED || t == JS_TAG_SYMBOL) continue;
-    if (!first && string_buffer_putc8(b, ',')) return FAST_ERR;
+    if (!first && out_byte(o, ',')) return FAST_ERR;
     first = false;
-    int rc = as->is_wide_char ? fast_string(c, b, JS_MKPTR(JS_TAG_STRING, as)) : fast_quote8(b, str8(as), as->len);
+    int rc = fast_jsstring(o, as);
     if (rc != FAST_OK) return rc;
-    if (string_buffer_putc8(b, ':')) return FAST_ERR;
-    rc = fast_value(c, b, v, depth + 1);
+    if (out_byte(o, ':')) return FAST_ERR;
+    rc = fast_value(c, o, v, depth + 1);
     if (rc != FAST_OK) return rc;
   }
-  return string_buffer_putc8(b, '}') ? FAST_ERR : FAST_OK;
+  return out_byte(o, '}');
 }
 
-static int fast_value(JSContext *c, StringBuffer *b, JSValueConst v, int depth) {
+static int fast_value(JSContext *c, Out *o, JSValueConst v, int depth) {
   switch (JS_VALUE_GET_NORM_TAG(v)) {
   case JS_TAG_NULL:
-    return string_buffer_puts8(b, "null") ? FAST_ERR : FAST_OK;
+    return OUT_LIT(o, "null");
   case JS_TAG_BOOL:
-    return string_buffer_puts8(b, JS_VALUE_GET_BOOL(v) ? "true" : "false") ? FAST_ERR : FAST_OK;
+    return JS_VALUE_GET_BOOL(v) ? OUT_LIT(o, "true") : OUT_LIT(o, "false");
   case JS_TAG_INT: {
     char buf[16];
-    size_t n = i32toa(buf, JS_VALUE_GET_INT(v));
-    return string_buffer_write8(b, (const uint8_t *)buf, n) ? FAST_ERR : FAST_OK;
+    return out_write(o, buf, i32toa(buf, JS_VALUE_GET_INT(v)));
   }
-  case JS_TAG_FLOAT64:
-    if (!isfinite(JS_VALUE_GET_FLOAT64(v))) return string_buffer_puts8(b, "null") ? FAST_ERR : FAST_OK;
-    return string_buffer_concat_value(b, v) ? FAST_ERR : FAST_OK;
+  case JS_TAG_FLOAT64: {
+    double d = JS_VALUE_GET_FLOAT64(v);
+    if (!isfinite(d)) return OUT_LIT(o, "null");
+    /* Whole numbers below 2^53 print as their digits (-0 as 0), as
+     * Number's toString does; others as QuickJS prints them. */
+    if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) {
+      char buf[24];
+      return out_write(o, buf, i64toa(buf, (int64_t)d));
+    }
+    JSValue s = JS_ToString(c, v);
+    if (JS_IsException(s)) return FAST_ERR;
+    JSString *p = JS_VALUE_GET_STRING(s);
+    int r = p->is_wide_char ? FAST_NO : out_write(o, str8(p), p->len);
+    JS_FreeValue(c, s);
+    return r;
+  }
   case JS_TAG_STRING:
   case JS_TAG_STRING_ROPE:
-    return fast_string(c, b, v);
+    return fast_string(c, o, v);
   case JS_TAG_OBJECT: {
     JSObject *p = JS_VALUE_GET_OBJ(v);
     if (depth >= FAST_MAX_DEPTH) return FAST_NO;  /* maybe a cycle: QuickJS says which */
     if (p->class_id == JS_CLASS_OBJECT) {
       if (!fast_plain(p)) return FAST_NO;
-      return fast_object(c, b, p, depth);
+      return fast_object(c, o, p, depth);
     }
     if (p->class_id == JS_CLASS_ARRAY) {
       if (!fast_plain(p)) return FAST_NO;
-      return fast_array(c, b, p, depth);
+      return fast_array(c, o, p, depth);
     }
     return FAST_NO;
   }
@@ -353,12 +444,17 @@ static int fast_value(JSContext *c, StringBuffer *b, JSValueConst v, int depth) 
 /* JSON.stringify(value, replacer, space), as installed by adkhost_js_init. */
 static JSValue js_fast_stringify(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
   if (JS_IsUndefined(argv[1]) && JS_IsUndefined(argv[2])) {
-    StringBuffer b;
-    string_buffer_init(c, &b, 128);
-    int r = fast_value(c, &b, argv[0], 0);
-    if (r == FAST_OK) return string_buffer_end(&b);
-    string_buffer_free(&b);
-    if (r == FAST_ERR) return JS_EXCEPTION;
+    Out o = {0};
+    int r = fast_value(c, &o, argv[0], 0);
+    if (r == FAST_OK) {
+      JSValue s = o.non_ascii ? JS_NewStringLen(c, (const char *)o.buf, o.len)
+                              : js_new_string8_len(c, (const char *)o.buf, o.len);
+      free(o.buf);
+      return s;
+    }
+    free(o.buf);
+    /* Out of memory in the buffer, or an exception JS_ToString threw. */
+    if (r == FAST_ERR) return JS_HasException(c) ? JS_EXCEPTION : JS_ThrowOutOfMemory(c);
   }
   return js_json_stringify(c, this_val, argc, argv);
 }
@@ -1155,28 +1251,30 @@ static uint64_t tool_call(const char *in, uint32_t len) {
       return tool_fail();
     }
   }
-  StringBuffer b;
-  string_buffer_init(ctx, &b, 256);
-  int rc = string_buffer_puts8(&b, "{\"result\":") ? FAST_ERR : FAST_OK;
+  Out o = {0};
+  int rc = OUT_LIT(&o, "{\"result\":");
   if (rc == FAST_OK) {
     /* At depth 1, as in the object the SDK would encode. */
-    rc = JS_IsUndefined(r) ? (string_buffer_puts8(&b, "null") ? FAST_ERR : FAST_OK) : fast_value(ctx, &b, r, 1);
+    rc = JS_IsUndefined(r) ? OUT_LIT(&o, "null") : fast_value(ctx, &o, r, 1);
   }
-  if (rc == FAST_OK && string_buffer_puts8(&b, ",\"abiVersion\":1}")) rc = FAST_ERR;
+  if (rc == FAST_OK) rc = OUT_LIT(&o, ",\"abiVersion\":1}");
   if (rc != FAST_OK) {
-    string_buffer_free(&b);
+    free(o.buf);
     if (rc == FAST_ERR) {
       JS_FreeValue(ctx, r);
+      if (!JS_HasException(ctx)) JS_ThrowOutOfMemory(ctx);
       return tool_fail();
     }
-    JSValue o = JS_Call(ctx, tool_done_fn, JS_UNDEFINED, 1, &r);
+    JSValue s = JS_Call(ctx, tool_done_fn, JS_UNDEFINED, 1, &r);
     JS_FreeValue(ctx, r);
     run_jobs();
-    return string_output(o);
+    return string_output(s);
   }
   JS_FreeValue(ctx, r);
   run_jobs();
-  return string_output(string_buffer_end(&b));
+  /* The buffer is the output block (malloc'd: the host frees it with
+   * adkhost_free). */
+  return adkhost_pack(o.buf, (uint32_t)o.len);
 }
 
 ADKHOST_HOOK(tool_call, in, len) { return tool_call(in, len); }

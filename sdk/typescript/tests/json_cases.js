@@ -33,6 +33,8 @@ export function run(print) {
     [undefined, function () {}, Symbol("x")], { u: undefined, f() {}, n: null }, { "é": 1, "€": 2, "a\"b": 3, "": 4 },
     undefined, () => 1, Symbol("top"), [new Uint8Array([1, 2])], { e: new Error("x") }, { nested: [[1, [2, [3, [4]]]]] },
     ("con" + "cat" + "enated string ".repeat(10)), { k: "x".repeat(5) + "y".repeat(5) },
+    [9007199254740991, 9007199254740992, -9007199254740993, 2 ** 53 + 2, 4503599627370495.5, 1e20, -1e15, 0.5 * 6, 1 / 3, 5e-324, 2 ** 32, -(2 ** 40), -0.0 * 1],
+    { "€😀": "\ud83d", "ÿ": ["\udfff€", "é\u0001"] },
   ];
   for (const [i, v] of values.entries()) {
     let s;
