@@ -1,6 +1,9 @@
 package sandbox
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // The first allocation of a memory of 1 MiB or more leaves room for a
 // small growth, which then keeps the memory where it is instead of copying
@@ -39,5 +42,29 @@ func TestLinearMemoryHeadroom(t *testing.T) {
 	m = (&linearLimit{max: 1024 * page}).Allocate(0, 0).(*linearMemory)
 	if b := m.Reallocate(2 * page); cap(b) != 2*page {
 		t.Fatalf("first allocation of 2 pages: cap %d, want %d", cap(b), 2*page)
+	}
+}
+
+// fakeRand, random_get without the random capability, gives every
+// instance the same bytes and differing bytes within one, for reads of
+// any length.
+func TestFakeRand(t *testing.T) {
+	read := func(r *fakeRand, n int) []byte {
+		b := make([]byte, n)
+		if k, err := r.Read(b); k != n || err != nil {
+			t.Fatalf("Read(%d) = %d, %v", n, k, err)
+		}
+		return b
+	}
+	a, b := &fakeRand{}, &fakeRand{}
+	for _, n := range []int{0, 1, 7, 8, 9, 32, 100} {
+		x, y := read(a, n), read(b, n)
+		if !bytes.Equal(x, y) {
+			t.Fatalf("two instances read %x and %x", x, y)
+		}
+	}
+	first, second := read(&fakeRand{}, 32), read(a, 32)
+	if bytes.Equal(first, second) || bytes.Equal(first[:16], first[16:]) || bytes.Equal(first, make([]byte, 32)) {
+		t.Fatalf("reads repeat: %x then %x", first, second)
 	}
 }
