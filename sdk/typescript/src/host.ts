@@ -73,8 +73,12 @@ export class HostError extends Error {
   }
 }
 
+// The runtime defines __adkhost before the bundle runs, and for good (not
+// writable, not configurable): read once.
+const HOST = globalThis.__adkhost;
+
 function host(): HostFunctions {
-  const h = globalThis.__adkhost;
+  const h = HOST;
   if (h === undefined) {
     throw new Error("adkhost host functions exist only inside the sandbox (build the module with adkhost module build)");
   }
@@ -116,7 +120,8 @@ export function stateGet(key: string): { found: boolean; value?: unknown } {
 }
 
 export function stateSet(key: string, value: unknown): void {
-  check("state_set", host().state_set(String(key), dumps(value)));
+  const st = host().state_set(typeof key === "string" ? key : String(key), dumps(value));
+  if (st !== OK) throw new HostError("state_set", st);
 }
 
 export function stateDelete(key: string): void {

@@ -278,7 +278,9 @@ class Runtime {
     }
     // The context's text stands for its InvocationInfo until read.
     const r = t.execute((args ?? {}) as never, toolContext(context, confirmation));
-    return isThenable(r) ? Promise.resolve(r) : r;
+    // isThenable, inline: every call asks.
+    return r !== null && (typeof r === "object" || typeof r === "function") && typeof (r as any).then === "function"
+      ? Promise.resolve(r) : r;
   }
 }
 
@@ -413,8 +415,7 @@ if (g.__adkhostDispatch !== undefined) {
   throw new Error("the adkhost SDK is bundled twice: depend on one copy of it");
 }
 g.__adkhostDispatch = (hook: string, input: string | Msg) => runtime.dispatch(hook, input);
-g.__adkhostToolCall = (name: unknown, args: unknown, context: string | undefined, confirmation: unknown) =>
-  runtime.callTool(name, args, context, confirmation);
+g.__adkhostToolCall = runtime.callTool.bind(runtime);
 // The output of a result the runtime does not encode itself (a toJSON, a
 // getter, a BigInt, ...), and of a tool that threw.
 g.__adkhostToolDone = (result: unknown) => done(toolResult(result));
