@@ -30,7 +30,7 @@ func TestCLoads(t *testing.T) {
 // parameters, the context, an exception, an async tool, a result the C
 // writer leaves to the json module; and the calls it always leaves to
 // _tool_call (a missing argument, an enum, an unknown tool) answer as
-// before.
+// before. The tool caller tells which of the two called it.
 func TestCToolCall(t *testing.T) {
 	ctx := context.Background()
 	p := toolPool(t, "tests/json_loads.py")
@@ -63,6 +63,9 @@ func TestCToolCall(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, want string }{
+		{`{"tool":"caller","args":{"x":1}}`, `{"result":"C","abiVersion":1}`},
+		{`{"tool":"caller"}`, `{"result":"C","abiVersion":1}`},
+		{`{"tool":"caller","args":{"x":1,"y":2}}`, `{"result":"_tool_call","abiVersion":1}`},
 		{`{"tool":"kinds","args":{"n":1}}`, "{\"result\":{\"error\":\"Invoking `kinds()` failed as the following mandatory input parameters are not present:\\ns\\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters.\"},\"abiVersion\":1}"},
 		{`{"tool":"colored","args":{"color":"red"}}`, `{"result":"RED","abiVersion":1}`},
 		{`{"tool":"colored","args":{"color":"blue"}}`, `{"error":"ValueError: 'blue' is not a valid Color","abiVersion":1}`},

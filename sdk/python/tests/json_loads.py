@@ -5,6 +5,7 @@ to the json module. The C dispatch of tool_call beside the Python one:
 each tool here answers as _tool_call would."""
 
 import base64
+import sys
 import enum
 import json
 
@@ -145,3 +146,11 @@ async def later(x: int) -> list:
 def nan() -> float:
     """A result json writes and the C writer leaves."""
     return float("nan")
+
+
+@tool
+def caller(x: int = 0) -> str:
+    """Who called the tool: no Python frame when the runtime's C dispatch
+    did, _tool_call's otherwise."""
+    f = sys._getframe(1) if sys._getframe().f_back is not None else None
+    return "C" if f is None else f.f_code.co_name
