@@ -5,7 +5,8 @@
 #   cargo/       the rquickjs-sys 0.14.0 crate from crates.io (cargo fetch
 #                --locked over sdk/typescript/runtime/crate, whose Cargo.lock
 #                pins its checksum; checked again below)
-#   quickjs/     QuickJS-ng 0.16.2's C sources, from inside that crate
+#   quickjs/     QuickJS-ng 0.16.2's C sources, from inside that crate, with
+#                one edit (js_free_shape asks main.c's js_shape_keep first)
 #   tools/       esbuild 0.28.2 (bundles the user's TypeScript with the SDK),
 #                wizer 11.0.3 (snapshots the runtime with the bundle
 #                evaluated), typescript 5.9.3 (tsc, for the SDK's type test)
@@ -37,7 +38,7 @@ $(TSRT)/sdk/.stamp: $(TSRT_SDK_SRC)
 	  cp sdk/typescript/src/*.ts $(TSRT)/sdk.tmp/ && \
 	  touch $(TSRT)/sdk.tmp/.stamp && rm -rf $(TSRT)/sdk && mv $(TSRT)/sdk.tmp $(TSRT)/sdk
 
-$(TSRT)/quickjs/.stamp: $(TSRT_SRC)/crate/Cargo.toml $(TSRT_SRC)/crate/Cargo.lock
+$(TSRT)/quickjs/.stamp: $(TSRT_SRC)/crate/Cargo.toml $(TSRT_SRC)/crate/Cargo.lock mk/typescript.mk
 	mkdir -p $(TSRT)/cargo
 	CARGO_HOME=$(abspath $(TSRT))/cargo $(CARGO) fetch -q --locked --manifest-path $(TSRT_SRC)/crate/Cargo.toml
 	crate=$$(ls $(TSRT)/cargo/registry/cache/*/rquickjs-sys-0.14.0.crate) && \
@@ -46,6 +47,11 @@ $(TSRT)/quickjs/.stamp: $(TSRT_SRC)/crate/Cargo.toml $(TSRT_SRC)/crate/Cargo.loc
 	  tar -xzf $$crate -C $(TSRT)/quickjs --strip-components=2 --wildcards \
 	    $(addprefix rquickjs-sys-0.14.0/quickjs/,$(QJS_FILES) '*.h' LICENSE)
 	grep -q '#define QJS_VERSION_MINOR 16' $(TSRT)/quickjs/quickjs.h
+	@# One edit: js_free_shape offers a hashed shape nobody uses to the
+	@# runtime (main.c, js_shape_keep) before freeing it; checked below.
+	test "$$(grep -c '^        js_free_shape0(rt, sh);$$' $(TSRT)/quickjs/quickjs.c)" = 1
+	sed -i 's/^        js_free_shape0(rt, sh);$$/        if (sh->is_hashed \&\& js_shape_keep(rt, sh)) return; \/\* adkhost \*\/\n        js_free_shape0(rt, sh);/' $(TSRT)/quickjs/quickjs.c
+	grep -q 'js_shape_keep(rt, sh)) return; /\* adkhost \*/$$' $(TSRT)/quickjs/quickjs.c
 	touch $@
 
 $(TSRT)/tools/.stamp: $(TSRT_SRC)/tools/package.json $(TSRT_SRC)/tools/package-lock.json

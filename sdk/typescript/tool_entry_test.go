@@ -3,6 +3,7 @@ package typescript_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -167,6 +168,38 @@ func TestToolEntryResults(t *testing.T) {
 		var out struct{ Error string }
 		if err := json.Unmarshal(raw, &out); err != nil || !strings.Contains(out.Error, c.want) {
 			t.Errorf("%s: output %s, want an error with %q", c.kind, raw, c.want)
+		}
+	}
+}
+
+// TestToolEntryShapes: calls whose arguments all have new keys (a new
+// shape each, more than the runtime keeps), with a new class and a cycle
+// per call, answer their own arguments: shapes kept from earlier calls
+// and let go do not mix objects up.
+func TestToolEntryShapes(t *testing.T) {
+	p := toolPool(t)
+	ctx := context.Background()
+	for i := range 3000 {
+		args := fmt.Sprintf(`{"a%d":%d,"b%d":{"n%d":[%d,"s"],"z":null},"c":"%d"}`, i, i, i, i%7, i, i)
+		in := `{"context":{},"tool":"shapes","args":` + args + `}`
+		raw, err := p.Call(ctx, abi.HookToolCall, []byte(in), abi.UnavailableHost{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Result struct {
+				Keys []string
+				JSON string
+				Same bool
+			}
+			Error string
+		}
+		if err := json.Unmarshal(raw, &out); err != nil || out.Error != "" {
+			t.Fatalf("call %d: output %s (%v)", i, raw, err)
+		}
+		keys := []string{fmt.Sprint("a", i), fmt.Sprint("b", i), "c"}
+		if !reflect.DeepEqual(out.Result.Keys, keys) || out.Result.JSON != args || !out.Result.Same {
+			t.Fatalf("call %d: %+v, want keys %v and JSON %s", i, out.Result, keys, args)
 		}
 	}
 }

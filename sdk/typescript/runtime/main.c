@@ -15,6 +15,13 @@
  * with the input message parsed (or as a string when it is not JSON the
  * runtime's parser takes, for the SDK's JSON.parse).
  */
+#include <stdbool.h>
+
+/* The one edit mk/typescript.mk makes to quickjs.c calls this (below). */
+struct JSRuntime;
+struct JSShape;
+static bool js_shape_keep(struct JSRuntime *r, struct JSShape *sh);
+
 #include "quickjs.c"
 
 #include <stdio.h>
@@ -23,6 +30,34 @@
 #include <unistd.h>
 
 #include "adkhost.h"
+
+/* ---- Shapes kept (mk/typescript.mk's edit of quickjs.c): QuickJS frees an object's
+ * shape with the last object of it, so every call built the shapes of its
+ * objects (the input's, the context's, the result's, every step of an
+ * object literal) again and freed them. A shape freed after init is kept
+ * instead, up to SHAPES_KEPT of them, the oldest let go first: the next
+ * object of the same shape finds it in QuickJS's shape table. A kept shape
+ * holds its prototype (the cycle collector sees the reference as one from
+ * outside: what it holds stays alive). */
+#define SHAPES_KEPT 512
+#define SHAPE_KEPT_PROPS 64
+static JSShape *shapes_kept[SHAPES_KEPT];
+static unsigned shapes_next;
+static bool keep_shapes;
+
+static bool js_shape_keep(JSRuntime *r, JSShape *sh) {
+  /* Not while the cycle collector frees: it frees the shapes of the
+   * objects it frees itself. */
+  if (!keep_shapes || r->gc_phase != JS_GC_PHASE_NONE || sh->prop_count > SHAPE_KEPT_PROPS) return false;
+  JS_REF_COUNT(sh) = 1;
+  JSShape *old = shapes_kept[shapes_next];
+  shapes_kept[shapes_next] = sh;
+  shapes_next = (shapes_next + 1) % SHAPES_KEPT;
+  /* Let go of the oldest (freeing it may free its prototype, whose shape
+   * comes back here: the table is consistent by then). */
+  if (old != NULL && --JS_REF_COUNT(old) <= 0) js_free_shape0(r, old);
+  return true;
+}
 
 static JSRuntime *rt;
 static JSContext *ctx;
@@ -208,6 +243,23 @@ static const JSCFunctionListEntry host_funcs[] = {
 enum { FAST_OK = 0, FAST_NO = 1, FAST_ERR = -1 };
 #define FAST_MAX_DEPTH 64
 
+/* plain_run answers the end of the run of plain string bytes from p (not
+ * '"', '\\', a control character or beyond ASCII), eight at a time. */
+static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end) {
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  while (end - p >= 8) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    /* A high bit per byte that is < 0x20, '"', '\\' or >= 0x80. */
+    uint64_t t = ((x - ones * 0x20) | (q - ones) & ~q | (b - ones) & ~b | x) & highs;
+    if (t) break;
+    p += 8;
+  }
+  while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+  return p;
+}
+
 /* The walk writes UTF-8 into a malloc'd buffer: a tool call's output is
  * that buffer, handed to the host as it is (no JavaScript string, no
  * copy); JSON.stringify makes a string of it. */
@@ -271,11 +323,19 @@ static int out_escape(Out *o, uint32_t ch) {
 
 /* fast_quote8 writes the JSON string of 8-bit characters, as UTF-8. */
 static int fast_quote8(Out *o, const uint8_t *c, uint32_t n) {
-  uint32_t run = 0;
-  /* At most 6 bytes per character (\u00XX) and the quotes. */
   if (o->cap - o->len < (size_t)n + 2 && out_grow(o, (size_t)n + 2)) return FAST_ERR;
-  o->buf[o->len++] = '"';
-  for (uint32_t i = 0; i < n; i++) {
+  /* Most strings need no escape: copied whole. */
+  uint32_t run = plain_run(c, c + n) - c;
+  uint8_t *d = o->buf + o->len;
+  d[0] = '"';
+  memcpy(d + 1, c, run);
+  o->len += run + 1;
+  if (run == n) {
+    d[run + 1] = '"';
+    o->len++;
+    return FAST_OK;
+  }
+  for (uint32_t i = run; i < n; i++) {
     uint8_t ch = c[i];
     if (ch >= 0x20 && ch != '"' && ch != '\\' && ch < 0x80) continue;
     if (i > run && out_write(o, c + run, i - run)) return FAST_ERR;
@@ -483,22 +543,6 @@ typedef struct {
   bool non_ascii;  /* in_skip stepped over a byte beyond ASCII */
 } FastIn;
 
-/* plain_run answers the end of the run of plain string bytes from p (not
- * '"', '\\', a control character or beyond ASCII), eight at a time. */
-static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end) {
-  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-  while (end - p >= 8) {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-    /* A high bit per byte that is < 0x20, '"', '\\' or >= 0x80. */
-    uint64_t t = ((x - ones * 0x20) | (q - ones) & ~q | (b - ones) & ~b | x) & highs;
-    if (t) break;
-    p += 8;
-  }
-  while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
-  return p;
-}
 
 #define FAST_FAIL JS_MKVAL(JS_TAG_UNINITIALIZED, 0)
 
@@ -1108,6 +1152,7 @@ __attribute__((export_name("adkhost_js_init"))) void adkhost_js_init(void) {
   JS_RunGC(rt);
   building = false;
   ready = true;
+  keep_shapes = true;
 }
 
 /* ---- Hooks: every one goes to __adkhostDispatch(hook, input), which

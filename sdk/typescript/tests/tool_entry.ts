@@ -34,3 +34,18 @@ tool({ name: "answer", description: "Answers a value of each kind the runtime en
       default: return kind;
     }
   });
+
+// A new class (a new prototype) and a cycle per call: the runtime keeps
+// shapes freed by one call for the next, and must let them go.
+tool({ name: "shapes", description: "Answers its arguments' keys and JSON." }, (args: Record<string, unknown>) => {
+  class K {
+    v: unknown;
+    constructor(v: unknown) {
+      this.v = v;
+    }
+  }
+  const cyc: Record<string, unknown> = { args };
+  cyc.self = cyc;
+  const k = new K(args);
+  return { keys: Object.keys(args), json: JSON.stringify(args), same: k.v === args, pad: "x".repeat(2000) };
+});
