@@ -43,7 +43,7 @@ func defaultDataDir() string {
 type serveFlags struct {
 	addr, data, adminToken, adminTokenFile, runToken, mcpToken, otelEndpoint, logLevel, devUI, store string
 	drain, guestIdle, mcpSessionTimeout, storeConnectTimeout                                         time.Duration
-	guestMemory                                                                                      int64
+	guestMemory, gcPercent, memoryLimit                                                              int64
 	mcpMaxSessions                                                                                   int
 	strict, allowStdioMCP                                                                            bool
 	limits                                                                                           server.Limits
@@ -81,6 +81,8 @@ func newServe() *cobra.Command {
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long shutdown waits for runs in flight")
 	fl.Int64Var(&f.guestMemory, "guest-memory", defaultGuestMemory(), "bytes of guest memory all Wasm instances may reserve together (each reserves its memory_pages); calls past it close idle instances, wait up to 5s, then fail (default: half the machine's memory)")
+	fl.Int64Var(&f.gcPercent, "gc-percent", defaultGCPercent, "the garbage collector's GOGC for this process: how far, in percent of what is live, the heap grows before a collection; higher trades memory for CPU (Go's default is 100; env GOGC is used if this flag is not given)")
+	fl.Int64Var(&f.memoryLimit, "memory-limit", machineMemory()*3/4, "soft limit in bytes on this process's Go memory, guest memory included (GOMEMLIMIT): near it the collector runs as often as it must whatever --gc-percent says; 0: none (default: three quarters of the machine's or cgroup's memory; env GOMEMLIMIT is used if this flag is not given)")
 	fl.DurationVar(&f.guestIdle, "guest-idle-timeout", sandbox.DefaultIdleTimeout, "close Wasm instances idle this long, giving their memory back")
 	fl.Int64Var(&f.limits.ModuleBytes, "max-module-bytes", server.DefaultModuleBytes, "largest module upload")
 	fl.Int64Var(&f.limits.DefinitionBytes, "max-definition-bytes", server.DefaultDefinitionBytes, "largest app definition")
@@ -136,6 +138,7 @@ func noLimit(n int) int {
 
 func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
+	tuneGC(f.gcPercent, f.memoryLimit, cmd.Flags().Changed("gc-percent"), cmd.Flags().Changed("memory-limit"))
 	resolveRunLimits(&f.limits)
 	log, err := newLogger(cmd, f.logLevel)
 	if err != nil {
@@ -267,21 +270,8 @@ func openStore(ctx context.Context, kind, dataDir string, connectTimeout time.Du
 	}, nil
 }
 
-// defaultGuestMemory is half the machine's memory (MemTotal of
-// /proc/meminfo), or 4 GiB where that cannot be read.
-func defaultGuestMemory() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err == nil {
-		for line := range strings.Lines(string(b)) {
-			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil && kb > 0 {
-					return kb << 10 / 2
-				}
-			}
-		}
-	}
-	return 4 << 30
-}
+// defaultGuestMemory is half the machine's memory (machineMemory).
+func defaultGuestMemory() int64 { return machineMemory() / 2 }
 
 // adminToken resolves the admin token: flag, environment, token file; or a
 // new one written to DIR/admin-token.
