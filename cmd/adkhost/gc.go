@@ -10,10 +10,11 @@ import (
 // defaultGCPercent is serve's GOGC. A served turn allocates about 100 KB
 // that is garbage once it is answered, while what stays live (the session
 // caches, the guests' memories) is what the collector marks every cycle:
-// at Go's default of 100 it ran every few hundred turns and was a fifth of
-// the server's CPU. At 200 bench-peers' adkhost serves 15-25% more turns
-// a second for about a third more resident memory; --memory-limit keeps
-// the extra headroom from pushing a full machine over.
+// at Go's default of 100, under bench-peers' load, it marked the live
+// ~200 MB about once a second, ~17% of the server's CPU. At 200 a turn
+// cost 5-15% less CPU in alternating runs, for about a third more resident
+// memory; --memory-limit keeps that headroom from pushing a full machine
+// over.
 const defaultGCPercent = 200
 
 // gcSettings reports whether serve sets the GOGC and the soft memory limit
