@@ -95,10 +95,7 @@ func TestCWeather(t *testing.T) {
 // call, with a guest that costs almost nothing.
 func BenchmarkTurnC(b *testing.B) {
 	rt, _ := benchRuntime(b)
-	guestTool, goTool, closeTools := turnTools(b, rt, buildCWeather(b))
-	defer closeTools()
-	b.Run("wasm", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(guestTool)) })
-	b.Run("go", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(goTool)) })
+	benchTurns(b, rt, buildCWeather(b))
 }
 
 // buildCWeather builds testdata/weather.c.

@@ -54,6 +54,12 @@ func benchRuntime(b testing.TB) (*sandbox.Runtime, []byte) {
 // with the same tool written in Go (go).
 func BenchmarkTurn(b *testing.B) {
 	rt, wasm := benchRuntime(b)
+	benchTurns(b, rt, wasm)
+}
+
+// benchTurns runs one engine turn with the get_weather of the guest
+// module wasm (wasm) and with the same tool written in Go (go).
+func benchTurns(b *testing.B, rt *sandbox.Runtime, wasm []byte) {
 	guestTool, goTool, closeTools := turnTools(b, rt, wasm)
 	defer closeTools()
 	b.Run("wasm", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(guestTool)) })

@@ -17,10 +17,7 @@ import (
 // (make ts-runtime).
 func BenchmarkTurnTS(b *testing.B) {
 	rt, _ := benchRuntime(b)
-	guestTool, goTool, closeTools := turnTools(b, rt, buildTSWeather(b))
-	defer closeTools()
-	b.Run("wasm", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(guestTool)) })
-	b.Run("go", func(b *testing.B) { b.ReportAllocs(); cpuPerOp(b, turn(goTool)) })
+	benchTurns(b, rt, buildTSWeather(b))
 }
 
 // buildTSWeather builds tsWeather with modbuild, as `adkhost module build`
