@@ -94,23 +94,13 @@ func SchemaFor[T any]() (json.RawMessage, error) {
 
 // argsSchema derives the parameters of a tool whose arguments decode into
 // t: nil for a struct without properties (a tool without parameters), and
-// the names of the required properties.
-func argsSchema(t reflect.Type) (json.RawMessage, []string, error) {
-	s, required, err := argsSchemaOf(t)
-	if err != nil || s == nil {
-		return nil, required, err
-	}
-	b, err := json.Marshal(s)
-	return b, required, err
-}
-
-// argsSchemaOf is argsSchema before the encoding: Tool derives the schema
-// when it registers the tool, so a type it cannot describe fails there,
-// and describe encodes it. A new instance of a module whose describe
-// message the host has cached never sends it, and the encoding (with
-// encoding/json's first look at the schema's types) was most of the
-// registration's cost at every instance's start.
-func argsSchemaOf(t reflect.Type) (*schema, []string, error) {
+// the names of the required properties. It returns the schema unencoded:
+// Tool derives it when it registers the tool, so a type it cannot
+// describe fails there, and describe encodes it. A new instance of a
+// module whose describe message the host has cached never sends it, and
+// the encoding (with encoding/json's first look at the schema's types)
+// was most of the registration's cost at every instance's start.
+func argsSchema(t reflect.Type) (*schema, []string, error) {
 	base := t
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()

@@ -116,7 +116,11 @@ func TestArgsSchema(t *testing.T) {
 		}](), want: `{"type":"object","properties":{"a":{"type":"string","description":"x = y, or 2=3 kinds"}},"required":["a"]}`, required: []string{"a"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, req, err := argsSchema(c.typ)
+			s, req, err := argsSchema(c.typ)
+			var got []byte
+			if err == nil && s != nil {
+				got, err = json.Marshal(s)
+			}
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err = %v, want one containing %q", err, c.err)

@@ -100,7 +100,7 @@ func newTool[A, R any](name, description string, fn func(ToolContext, A) (R, err
 	for _, o := range opts {
 		o(&cfg)
 	}
-	derived, required, err := argsSchemaOf(reflect.TypeFor[A]())
+	derived, required, err := argsSchema(reflect.TypeFor[A]())
 	if err != nil {
 		return nil, fmt.Errorf("adkhost.Tool %q: %w", name, err)
 	}
