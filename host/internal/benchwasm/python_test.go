@@ -49,25 +49,28 @@ func TestPythonBench(t *testing.T) {
 // sourceRow builds file (source) with modbuild, as `adkhost module build`
 // does, and prints the language's row of make bench-wasm.
 func sourceRow(t *testing.T, lang, file, source string) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	src := filepath.Join(dir, file)
-	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "weather.wasm")
-	var log bytes.Buffer
 	start := time.Now()
-	if err := modbuild.Build(ctx, modbuild.Options{Source: src, Output: out, Stderr: &log}); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	buildS := time.Since(start).Seconds()
-	wasm, err := os.ReadFile(out)
+	wasm, err := buildSource(t.TempDir(), file, source)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: build %.1f s (module build, runtime already built)", lang, buildS)
+	t.Logf("%s: build %.1f s (module build, runtime already built)", lang, time.Since(start).Seconds())
 	row(t, lang, wasm)
+}
+
+// buildSource writes source to dir/file and builds it with modbuild, as
+// `adkhost module build` does.
+func buildSource(dir, file, source string) ([]byte, error) {
+	src := filepath.Join(dir, file)
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dir, "weather.wasm")
+	var log bytes.Buffer
+	if err := modbuild.Build(context.Background(), modbuild.Options{Source: src, Output: out, Stderr: &log}); err != nil {
+		return nil, fmt.Errorf("%v\n%s", err, log.String())
+	}
+	return os.ReadFile(out)
 }
 
 // row measures a get_weather module and prints the language's row of make

@@ -1,14 +1,10 @@
 package benchwasm
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/adkhost/adkhost/abi"
-	"github.com/adkhost/adkhost/modbuild"
 	"github.com/adkhost/adkhost/sandbox"
 )
 
@@ -41,17 +37,7 @@ def get_weather(city: str, days: int = 1) -> dict:
 
 // buildPy builds the Python module source with modbuild.
 func buildPy(b testing.TB, source string) []byte {
-	dir := b.TempDir()
-	src := filepath.Join(dir, "weather.py")
-	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	out := filepath.Join(dir, "weather.wasm")
-	var log bytes.Buffer
-	if err := modbuild.Build(context.Background(), modbuild.Options{Source: src, Output: out, Stderr: &log}); err != nil {
-		b.Fatalf("%v\n%s", err, log.String())
-	}
-	wasm, err := os.ReadFile(out)
+	wasm, err := buildSource(b.TempDir(), "weather.py", source)
 	if err != nil {
 		b.Fatal(err)
 	}

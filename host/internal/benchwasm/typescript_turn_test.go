@@ -1,15 +1,9 @@
 package benchwasm
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/adkhost/adkhost/modbuild"
 )
 
 // BenchmarkTurnTS is BenchmarkTurn with the TypeScript guest (tsWeather),
@@ -37,14 +31,5 @@ var tsWeatherModule = sync.OnceValues(func() ([]byte, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	src := filepath.Join(dir, "weather.ts")
-	if err := os.WriteFile(src, []byte(tsWeather), 0o644); err != nil {
-		return nil, err
-	}
-	out := filepath.Join(dir, "weather.wasm")
-	var log bytes.Buffer
-	if err := modbuild.Build(context.Background(), modbuild.Options{Source: src, Output: out, Stderr: &log}); err != nil {
-		return nil, fmt.Errorf("%v\n%s", err, log.String())
-	}
-	return os.ReadFile(out)
+	return buildSource(dir, "weather.ts", tsWeather)
 })
