@@ -80,9 +80,10 @@ func newServe() *cobra.Command {
 	fl.StringVar(&f.devUI, "dev-ui", "", "serve google-adk's dev UI from DIR at /dev-ui/ (DIR: google/adk/cli/browser of an installed google-adk wheel; default off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long shutdown waits for runs in flight")
-	fl.Int64Var(&f.guestMemory, "guest-memory", defaultGuestMemory(), "bytes of guest memory all Wasm instances may reserve together (each reserves its memory_pages); calls past it close idle instances, wait up to 5s, then fail (default: half the machine's memory)")
+	mem := machineMemory() // read once for both defaults
+	fl.Int64Var(&f.guestMemory, "guest-memory", mem/2, "bytes of guest memory all Wasm instances may reserve together (each reserves its memory_pages); calls past it close idle instances, wait up to 5s, then fail (default: half the machine's or cgroup's memory)")
 	fl.Int64Var(&f.gcPercent, "gc-percent", defaultGCPercent, "the garbage collector's GOGC for this process: how far, in percent of what is live, the heap grows before a collection; higher trades memory for CPU (Go's default is 100; env GOGC is used if this flag is not given)")
-	fl.Int64Var(&f.memoryLimit, "memory-limit", machineMemory()*3/4, "soft limit in bytes on this process's Go memory, guest memory included (GOMEMLIMIT): near it the collector runs as often as it must whatever --gc-percent says; 0: none (default: three quarters of the machine's or cgroup's memory; env GOMEMLIMIT is used if this flag is not given)")
+	fl.Int64Var(&f.memoryLimit, "memory-limit", mem*3/4, "soft limit in bytes on this process's Go memory, guest memory included (GOMEMLIMIT): near it the collector runs as often as it must whatever --gc-percent says; 0: none (default: three quarters of the machine's or cgroup's memory; env GOMEMLIMIT is used if this flag is not given)")
 	fl.DurationVar(&f.guestIdle, "guest-idle-timeout", sandbox.DefaultIdleTimeout, "close Wasm instances idle this long, giving their memory back")
 	fl.Int64Var(&f.limits.ModuleBytes, "max-module-bytes", server.DefaultModuleBytes, "largest module upload")
 	fl.Int64Var(&f.limits.DefinitionBytes, "max-definition-bytes", server.DefaultDefinitionBytes, "largest app definition")
@@ -269,9 +270,6 @@ func openStore(ctx context.Context, kind, dataDir string, connectTimeout time.Du
 		memory: db.Memory(), close: db.Close,
 	}, nil
 }
-
-// defaultGuestMemory is half the machine's memory (machineMemory).
-func defaultGuestMemory() int64 { return machineMemory() / 2 }
 
 // adminToken resolves the admin token: flag, environment, token file; or a
 // new one written to DIR/admin-token.
