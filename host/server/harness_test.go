@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adkhost/adkhost/engine/session"
 	"github.com/adkhost/adkhost/host/server"
 	"github.com/adkhost/adkhost/internal/wasmbuild"
 	"github.com/adkhost/adkhost/sandbox"
@@ -74,6 +75,8 @@ type harnessOpts struct {
 	allowStdioMCP bool
 	// wrapRegistry, when set, wraps the store's registry (Config.Stores).
 	wrapRegistry func(registry.Registry) registry.Registry
+	// wrapSessions, when set, wraps the store's sessions (Config.Stores).
+	wrapSessions func(session.Service) session.Service
 }
 
 func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
@@ -88,8 +91,14 @@ func newHarness(t testing.TB, dir string, o harnessOpts) *harness {
 		t.Fatal(err)
 	}
 	var stores server.Stores
-	if o.wrapRegistry != nil {
-		stores = server.Stores{Sessions: db.Sessions(), Artifacts: db.Artifacts(), Registry: o.wrapRegistry(db.Registry())}
+	if o.wrapRegistry != nil || o.wrapSessions != nil {
+		stores = server.Stores{Sessions: db.Sessions(), Artifacts: db.Artifacts(), Registry: db.Registry()}
+		if o.wrapRegistry != nil {
+			stores.Registry = o.wrapRegistry(db.Registry())
+		}
+		if o.wrapSessions != nil {
+			stores.Sessions = o.wrapSessions(db.Sessions())
+		}
 	}
 	srv, err := server.New(ctx, server.Config{
 		DB: db, Stores: stores, Runtime: rt, AdminToken: adminToken, RunToken: o.runToken,

@@ -220,11 +220,19 @@ func (s *Server) run(c echo.Context) error {
 		return err
 	}
 	defer la.release()
+	// The answer is the only acknowledgment of the turn's events, so the
+	// store may take the turn's appends without waiting for each to be
+	// durable (session.Pending); the answer waits for them all below.
+	ctx, pend := session.WithPending(c.Request().Context())
+	c.SetRequest(c.Request().WithContext(ctx))
 	events := []*session.Event{}
 	err = s.runObserved(c, req, la, s.runConfig(req), func(ev *session.Event) bool {
 		events = append(events, ev)
 		return true
 	})
+	if werr := pend.Wait(); err == nil {
+		err = werr
+	}
 	switch {
 	case c.Request().Context().Err() != nil:
 		// google-adk answers a client that went away with 499.

@@ -104,10 +104,17 @@ type write struct {
 	// written (the other writes of the group go on). alone is true when
 	// the transaction holds this write only.
 	apply func(tx *bbolt.Tx, alone bool) error
-	err   error
+	// finish, if set, runs on the committing goroutine once err is final
+	// (nil: on disk), before the writer hears of it; writes of one
+	// session finish in the order they were submitted.
+	finish func(err error)
+	err    error
 	// done gets true when this writer is to lead the next group, false
-	// when its write is finished and err is set.
+	// when its write is finished and err is set. A queued write (see
+	// queue) has no done: its writer is not waiting, and fin is closed
+	// instead.
 	done chan bool
+	fin  chan struct{}
 }
 
 // refusal is an error an apply function returns before writing anything:
@@ -123,12 +130,13 @@ func refuse(err error) error { return refusal{err} }
 // do commits apply, grouped with concurrent writes, and returns once the
 // transaction that holds it is on disk (or has failed).
 func (c *committer) do(apply func(tx *bbolt.Tx) error) error {
-	return c.submit(nil, func(tx *bbolt.Tx, _ bool) error { return apply(tx) })
+	return c.submit(nil, func(tx *bbolt.Tx, _ bool) error { return apply(tx) }, nil)
 }
 
 // submit is do for a write announced with t (nil: not announced), whose
-// apply is told whether it is alone in its transaction.
-func (c *committer) submit(t *ticket, apply func(tx *bbolt.Tx, alone bool) error) error {
+// apply is told whether it is alone in its transaction; finish is the
+// write's (see write.finish).
+func (c *committer) submit(t *ticket, apply func(tx *bbolt.Tx, alone bool) error, finish func(error)) error {
 	db := c.db
 	db.life.RLock()
 	defer db.life.RUnlock()
@@ -138,7 +146,7 @@ func (c *committer) submit(t *ticket, apply func(tx *bbolt.Tx, alone bool) error
 		}
 		return ErrClosed
 	}
-	w := &write{apply: apply, done: make(chan bool, 1)}
+	w := &write{apply: apply, finish: finish, done: make(chan bool, 1)}
 	c.mu.Lock()
 	c.pending = append(c.pending, w)
 	t.end()
@@ -150,31 +158,87 @@ func (c *committer) submit(t *ticket, apply func(tx *bbolt.Tx, alone bool) error
 		}
 		c.mu.Lock()
 	}
-	// w leads: it is the oldest pending write.
+	// w leads: it is the oldest pending write. It commits one group and
+	// returns; queued writes behind it get a leader of their own.
 	c.committing = true
-	c.gather()
-	n := min(len(c.pending), c.maxGroup)
-	group := make([]*write, n)
-	copy(group, c.pending)
-	c.pending = append(c.pending[:0], c.pending[n:]...)
-	c.mu.Unlock()
-
-	began := time.Now()
-	c.run(group)
-	took := time.Since(began)
-
-	c.mu.Lock()
-	c.lastGroup, c.lastTook = len(group), took
-	if len(c.pending) > 0 {
-		next := c.pending[0]
-		c.mu.Unlock()
-		next.done <- true
-	} else {
-		c.committing = false
-		c.mu.Unlock()
-	}
+	c.lead(true)
 	<-w.done
 	return w.err
+}
+
+// queue is submit without waiting: it returns at once with the write in
+// line, which is committed in order behind the writes submitted or queued
+// before it and after them all. fin is closed once the write's err is
+// final. The DB's Close waits for queued writes.
+func (c *committer) queue(t *ticket, apply func(tx *bbolt.Tx, alone bool) error, finish func(error)) (*write, error) {
+	db := c.db
+	db.life.RLock()
+	defer db.life.RUnlock()
+	if db.closed {
+		if t != nil {
+			t.cancel()
+		}
+		return nil, ErrClosed
+	}
+	w := &write{apply: apply, finish: finish, fin: make(chan struct{})}
+	db.queued.Add(1)
+	c.mu.Lock()
+	c.pending = append(c.pending, w)
+	t.end()
+	c.signal()
+	if c.committing {
+		c.mu.Unlock()
+		return w, nil
+	}
+	c.committing = true
+	go func() {
+		c.mu.Lock()
+		c.lead(false)
+	}()
+	c.mu.Unlock()
+	return w, nil
+}
+
+// lead commits groups from the head of pending; c.mu is held on entry and
+// released on return, and c.committing is set. once is set when the
+// caller is a waiting writer, whose write is in the first group: it leads
+// that group only. Then the lead passes to the next waiting writer, or to
+// a new goroutine when the next write is queued (its writer is not
+// waiting), which leads while queued writes come first.
+func (c *committer) lead(once bool) {
+	for {
+		c.gather()
+		n := min(len(c.pending), c.maxGroup)
+		group := make([]*write, n)
+		copy(group, c.pending)
+		c.pending = append(c.pending[:0], c.pending[n:]...)
+		c.mu.Unlock()
+
+		began := time.Now()
+		c.run(group)
+		took := time.Since(began)
+
+		c.mu.Lock()
+		c.lastGroup, c.lastTook = len(group), took
+		if len(c.pending) == 0 {
+			c.committing = false
+			c.mu.Unlock()
+			return
+		}
+		if next := c.pending[0]; next.fin == nil {
+			c.mu.Unlock()
+			next.done <- true
+			return
+		}
+		if once {
+			go func() {
+				c.mu.Lock()
+				c.lead(false)
+			}()
+			c.mu.Unlock()
+			return
+		}
+	}
 }
 
 // gather holds the group open for the writes about to arrive, so that
@@ -282,6 +346,14 @@ func (c *committer) run(group []*write) {
 		var r refusal
 		if errors.As(w.err, &r) {
 			w.err = r.err
+		}
+		if w.finish != nil {
+			w.finish(w.err)
+		}
+		if w.fin != nil {
+			close(w.fin)
+			c.db.queued.Done()
+			continue
 		}
 		w.done <- false
 	}

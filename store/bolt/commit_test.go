@@ -188,7 +188,7 @@ func TestGroupWaitsForAnnounced(t *testing.T) {
 			return errors.New("the announced write was committed alone")
 		}
 		return putTest("announced")(tx)
-	}); err != nil {
+	}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-first; err != nil {

@@ -35,8 +35,12 @@ const (
 	// crashOneAtATimeEnv makes the child's writers take turns, so that
 	// every append commits alone and goes through the tail.
 	crashOneAtATimeEnv = "ADKHOST_BOLT_CRASH_ONE_AT_A_TIME"
-	crashWriters       = 16
-	crashApp           = "crash"
+	// crashPipelinedEnv makes the child's writers queue their appends
+	// four at a time (session.Pending, as a /run turn does) and
+	// acknowledge them once Wait returns.
+	crashPipelinedEnv = "ADKHOST_BOLT_CRASH_PIPELINED"
+	crashWriters      = 16
+	crashApp          = "crash"
 )
 
 func crashSession(g int) (user, id string) { return fmt.Sprintf("u%d", g%2), fmt.Sprintf("g%02d", g) }
@@ -101,9 +105,31 @@ func TestCrashChild(t *testing.T) {
 	say("ready\n")
 	var turn sync.Mutex
 	oneAtATime := os.Getenv(crashOneAtATimeEnv) != ""
+	pipelined := os.Getenv(crashPipelinedEnv) != ""
 	var wg sync.WaitGroup
 	for g := range crashWriters {
 		wg.Go(func() {
+			if pipelined {
+				for i := next[g]; ; i += 4 {
+					qctx, pend := session.WithPending(ctx)
+					for j := i; j < i+4; j++ {
+						e := session.NewEvent("inv", "agent", "")
+						e.ID = crashEventID(g, j)
+						e.Actions.StateDelta = crashDelta(g, j)
+						if err := svc.AppendEvent(qctx, sessions[g], e); err != nil {
+							fmt.Fprintf(os.Stderr, "child append %s: %v\n", e.ID, err)
+							os.Exit(2)
+						}
+					}
+					if err := pend.Wait(); err != nil {
+						fmt.Fprintf(os.Stderr, "child wait: %v\n", err)
+						os.Exit(2)
+					}
+					for j := i; j < i+4; j++ {
+						say("ack %d %d\n", g, j)
+					}
+				}
+			}
 			for i := next[g]; ; i++ {
 				e := session.NewEvent("inv", "agent", "")
 				e.ID = crashEventID(g, i)
@@ -160,7 +186,8 @@ func TestCrash(t *testing.T) {
 		delay := time.Duration(20+rng.IntN(181)) * time.Millisecond
 		// Odd rounds append one at a time: each append commits alone,
 		// staged in the tail, which fills and is settled into the log.
-		acks, ready := runCrashChild(t, path, delay, round%5 != 4, round%2 == 1)
+		// Every fourth round queues appends four at a time.
+		acks, ready := runCrashChild(t, path, delay, round%5 != 4, round%2 == 1, round%4 == 2)
 		if ready {
 			killedWriting++
 		}
@@ -190,12 +217,15 @@ func TestCrash(t *testing.T) {
 // runCrashChild starts the child, kills it with SIGKILL delay after it is
 // ready (or after its start, if !afterReady), and returns the acknowledged
 // indexes per writer, in the order they were acknowledged.
-func runCrashChild(t *testing.T, path string, delay time.Duration, afterReady, oneAtATime bool) (acks [crashWriters][]int, ready bool) {
+func runCrashChild(t *testing.T, path string, delay time.Duration, afterReady, oneAtATime, pipelined bool) (acks [crashWriters][]int, ready bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
 	if oneAtATime {
 		cmd.Env = append(cmd.Env, crashOneAtATimeEnv+"=1")
+	}
+	if pipelined {
+		cmd.Env = append(cmd.Env, crashPipelinedEnv+"=1")
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

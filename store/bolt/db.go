@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -98,6 +99,11 @@ type DB struct {
 	// Close, so Close waits for operations under way.
 	life   sync.RWMutex
 	closed bool
+	// queued counts writes queued (committer.queue) and not yet finished:
+	// their writers hold no part of life, so Close waits for them.
+	queued sync.WaitGroup
+	// revs is the last session revision handed out (see nextRev).
+	revs atomic.Uint64
 
 	commit    committer
 	sessions  *SessionService
@@ -199,6 +205,13 @@ func Open(path string, cfg Config) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	if err := db.view(func(tx *bbolt.Tx) error {
+		db.revs.Store(tx.Bucket(bucketMeta).Sequence())
+		return nil
+	}); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	cacheBytes := cfg.SessionCacheBytes
 	if cacheBytes == 0 {
 		cacheBytes = DefaultSessionCacheBytes
@@ -208,6 +221,24 @@ func Open(path string, cfg Config) (*DB, error) {
 	db.registry = &Registry{db: db}
 	db.memory = &MemoryService{db: db}
 	return db, nil
+}
+
+// nextRev hands out a session revision. Revisions come from this counter,
+// not from a bbolt sequence inside the write's transaction, so that a
+// write queued without waiting (committer.queue) knows its revision when it
+// is queued: the session copy takes it at once, and the write queued next
+// checks against it. One process at a time has the file open (Open locks
+// it), so the counter is the file's; setRev persists its high mark with
+// each write. A revision handed out to a write that failed is never used.
+func (db *DB) nextRev() uint64 { return db.revs.Add(1) }
+
+// setRev records, in the write transaction tx, that revision rev is used.
+func setRev(tx *bbolt.Tx, rev uint64) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta.Sequence() >= rev {
+		return nil
+	}
+	return meta.SetSequence(rev)
 }
 
 // Path returns the file's path.
@@ -234,6 +265,7 @@ func (db *DB) Close() error {
 	if db.closed {
 		return nil
 	}
+	db.queued.Wait()
 	db.closed = true
 	return db.bdb.Close()
 }

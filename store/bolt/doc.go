@@ -15,8 +15,18 @@
 // pages and one for the meta page. The file is never opened with NoSync.
 // A write that returned nil survives a crash or power loss; a write that
 // returned an error, or did not return before the crash, is either wholly
-// in the file or wholly absent, never in part. A reopened file needs no repair: bbolt keeps two meta pages and
-// falls back to the older one if the newer was torn.
+// in the file or wholly absent, never in part. A reopened file needs no
+// repair: bbolt keeps two meta pages and falls back to the older one if the
+// newer was torn.
+//
+// The one exception is asked for: an AppendEvent whose context carries a
+// session.Pending (the run API's /run, which acknowledges a turn only with
+// its answer) returns once its write is queued, in order behind the
+// session's earlier writes, and the session copy has the event; the
+// Pending's Wait returns once all such writes are on disk, and only then
+// are they acknowledged. A turn's four appends thus wait for one commit
+// instead of four in a row. Reads see a queued write once it is committed,
+// never before; Close waits for queued writes.
 //
 // # Group commit
 //

@@ -1,7 +1,9 @@
 package bolt
 
 import (
+	"sync"
 	"testing"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -35,4 +37,35 @@ func StagedEvents(t testing.TB, db *DB) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// HoldCommits commits a write that waits for hold to close, and returns
+// once it is being committed: writes submitted meanwhile wait behind it.
+// release waits for that write to finish.
+func HoldCommits(db *DB, hold <-chan struct{}) (release func()) {
+	var once sync.Once
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- db.commit.do(func(tx *bbolt.Tx) error {
+			once.Do(func() { close(started) })
+			<-hold
+			return nil
+		})
+	}()
+	<-started
+	return func() { <-done }
+}
+
+// WaitPending waits until at least n writes are waiting for a commit.
+func WaitPending(db *DB, n int) {
+	for {
+		db.commit.mu.Lock()
+		got := len(db.commit.pending)
+		db.commit.mu.Unlock()
+		if got >= n {
+			return
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
 }

@@ -34,12 +34,18 @@ import (
 type SessionService struct {
 	db *DB
 	// locks serialize appends to one session in this process, from the
-	// revision check to Commit, so appends through one copy from several
-	// goroutines never see each other as stale.
+	// revision check to Commit (for a queued append, to its queuing), so
+	// appends through one copy from several goroutines never see each
+	// other as stale.
 	locks keyLocks
 	// cache holds the decoded history of sessions read or written lately
 	// (nil: none); see sessionCache.
 	cache *sessionCache
+
+	// queued holds, by session key, the appends queued for a caller with
+	// a session.Pending and not yet finished (see checkQueued).
+	qmu    sync.Mutex
+	queued map[string]*queuedKey
 }
 
 var _ session.Service = (*SessionService)(nil)
@@ -82,7 +88,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	ak, uk := appKey(req.AppName), userKey(req.AppName, req.UserID)
 	lastUpdate := time.Now().UnixMicro()
 
-	var rev uint64
+	rev := s.db.nextRev()
 	var appState, userState []byte
 	err = s.db.commit.do(func(tx *bbolt.Tx) error {
 		sessions := tx.Bucket(bucketSessions)
@@ -97,7 +103,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		if userState, err = s.mergeStored(tx.Bucket(bucketUserState), uk, userDelta); err != nil {
 			return err
 		}
-		if rev, err = tx.Bucket(bucketMeta).NextSequence(); err != nil {
+		if err := setRev(tx, rev); err != nil {
 			return err
 		}
 		if err := sessions.Put(hk, header{rev: rev, lastUpdate: lastUpdate}.encode()); err != nil {
@@ -487,6 +493,11 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // states and moves the session's revision and last update time. Only once
 // that transaction is on disk does it trim temp: keys from e and commit e
 // to the copy. A partial event is neither stored nor applied.
+//
+// With a session.Pending in ctx it checks the copy's revision against the
+// session's last queued or stored one, queues the transaction and commits
+// e to the copy at once; the Pending's Wait reports the write (see
+// "Durability" in the package doc).
 func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session, e *session.Event) error {
 	if e.Partial {
 		return nil
@@ -503,6 +514,18 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	t := s.db.commit.announce()
 	defer t.cancel()
 	rev := sess.Revision()
+	// A caller with a Pending takes the write queued, unwaited for; the
+	// checks that need no transaction are made here first, so a stale or
+	// missing session still fails this call.
+	pend := session.PendingFrom(ctx)
+	if pend != nil {
+		if err := pend.Err(); err != nil {
+			return err // an earlier queued append failed: the run stops
+		}
+		if err := s.checkQueued(key, rev); err != nil {
+			return fail(err)
+		}
+	}
 
 	// Encode the event as it will be stored, without changing e until the
 	// append is committed.
@@ -549,13 +572,15 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 		return fail(err)
 	}
 
-	// newRev, count and newState are those of the run of apply that
-	// committed; newState is the session's own state if the event changed
-	// it (nil: unchanged), newMembers its members if known.
-	var newRev, count uint64
+	// count and newState are those of the run of apply that committed;
+	// newState is the session's own state if the event changed it (nil:
+	// unchanged), newMembers its members if known. apply and finish run on
+	// the committing goroutine.
+	newRev := s.db.nextRev()
+	var count uint64
 	var newState []byte
 	var newMembers map[string]json.RawMessage
-	err = s.db.commit.submit(t, func(tx *bbolt.Tx, alone bool) error {
+	apply := func(tx *bbolt.Tx, alone bool) error {
 		cur, ok, err := loadSession(tx, key)
 		if err != nil {
 			return s.db.corrupt("%v", err)
@@ -576,7 +601,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 			}
 			newState = state // a new slice either way, not tx memory
 		}
-		if newRev, err = tx.Bucket(bucketMeta).NextSequence(); err != nil {
+		if err := setRev(tx, newRev); err != nil {
 			return err
 		}
 		count = cur.h.count + 1
@@ -606,17 +631,102 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return fail(err)
 	}
-	// The cache keeps the bytes stored, not e (which the caller still
-	// owns), and decodes them when a Get asks, as Get would from the file.
-	s.cache.append(string(key), rev, header{rev: newRev, lastUpdate: ts, count: count}, data, ts, newState, newMembers)
+	finish := func(err error) {
+		if err == nil {
+			// The cache keeps the bytes stored, not e (which the caller
+			// still owns), and decodes them when a Get asks, as Get would
+			// from the file.
+			s.cache.append(string(key), rev, header{rev: newRev, lastUpdate: ts, count: count}, data, ts, newState, newMembers)
+		}
+		if pend != nil {
+			s.unqueue(key)
+		}
+	}
+	if pend == nil {
+		if err := s.db.commit.submit(t, apply, finish); err != nil {
+			return fail(err)
+		}
+	} else {
+		s.enqueue(key, newRev)
+		w, err := s.db.commit.queue(t, apply, finish)
+		if err != nil {
+			s.unqueue(key)
+			return fail(err)
+		}
+		pend.Add(session.Deferred{Done: w.fin, Err: func() error {
+			if w.err != nil {
+				return fail(w.err)
+			}
+			return nil
+		}})
+	}
 	e.ID, e.Timestamp = stored.ID, stored.Timestamp
 	temp := session.TrimTempDelta(e)
 	sess.Commit(e, temp, newRev)
 	return nil
+}
+
+// queuedKey is what AppendEvent knows of a session's queued appends: how
+// many are unfinished and the revision the last of them gives it.
+type queuedKey struct {
+	rev uint64
+	n   int
+}
+
+// checkQueued checks a session copy at revision rev before an append is
+// queued: against the last queued append of the session if one is
+// unfinished, else against the stored session. The session's lock is
+// held. The transaction checks again (a write may fail in between).
+func (s *SessionService) checkQueued(key []byte, rev uint64) error {
+	s.qmu.Lock()
+	q, ok := s.queued[string(key)]
+	s.qmu.Unlock()
+	if ok {
+		if q.rev != rev {
+			return session.ErrStale
+		}
+		return nil
+	}
+	return s.db.view(func(tx *bbolt.Tx) error {
+		cur, ok, err := loadSession(tx, key)
+		switch {
+		case err != nil:
+			return s.db.corrupt("%v", err)
+		case !ok:
+			return session.ErrNotFound
+		case cur.h.rev != rev:
+			return session.ErrStale
+		}
+		return nil
+	})
+}
+
+// enqueue records an append of key queued to give it revision rev.
+func (s *SessionService) enqueue(key []byte, rev uint64) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.queued == nil {
+		s.queued = map[string]*queuedKey{}
+	}
+	q := s.queued[string(key)]
+	if q == nil {
+		q = &queuedKey{}
+		s.queued[string(key)] = q
+	}
+	q.rev = rev
+	q.n++
+}
+
+// unqueue records that a queued append of key finished.
+func (s *SessionService) unqueue(key []byte) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if q := s.queued[string(key)]; q != nil {
+		if q.n--; q.n == 0 {
+			delete(s.queued, string(key))
+		}
+	}
 }
 
 // merge is a state delta to apply to the JSON object under key in bucket
