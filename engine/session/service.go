@@ -29,7 +29,9 @@ type Service interface {
 	// created again) fails with an error wrapping ErrStale and stores
 	// nothing; appends through one copy from several goroutines are
 	// serialized and none of them is stale. A missing session is an error
-	// wrapping ErrNotFound.
+	// wrapping ErrNotFound. With a Pending in ctx the service may return
+	// before e is durable and report the write through the Pending's Wait
+	// (see Pending); without one, a nil error means e is stored.
 	AppendEvent(ctx context.Context, s *Session, e *Event) error
 }
 
