@@ -626,8 +626,14 @@ func (s *Server) mcpToolHandler(a *mcpApp, tool string) mcp.ToolHandler {
 			md["adkhost_mcp_client"] = truncateUTF8(p.ClientInfo.Name, maxClientNameBytes)
 		}
 		invID := "e-" + uuid.NewString()
-		res, err := la.runner.CallTool(ctx, engine.DirectToolCall{UserID: s.mcp.user, SessionID: sessionID, Agent: t.agent,
+		// As /run: the result is the acknowledgment, so the call's events
+		// are queued and waited for once, before it is sent.
+		qctx, pend := session.WithPending(ctx)
+		res, err := la.runner.CallTool(qctx, engine.DirectToolCall{UserID: s.mcp.user, SessionID: sessionID, Agent: t.agent,
 			Tool: tool, Args: args, CustomMetadata: md, InvocationID: invID, Limits: s.cfg.Limits.RunConfig()})
+		if werr := pend.Wait(); werr != nil {
+			err = werr // the events were not stored: not the tool's error
+		}
 		s.obs.finish(invID, err)
 		var te *engine.ToolError
 		var ce *engine.ConfirmationRequiredError

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/adkhost/adkhost/engine/session"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // gatedSessions gives every append of a run with a session.Pending a
@@ -79,5 +80,35 @@ func TestRunWaitsForQueuedAppends(t *testing.T) {
 	st, body := h.do("POST", "/run", runBody("wx", "u", "s1", "Rome"))
 	if st != http.StatusConflict {
 		t.Fatalf("/run with a failed queued write: %d %s, want 409", st, body)
+	}
+}
+
+// TestMCPCallWaitsForQueuedAppends: an MCP tool call queues its events as
+// /run does, and a queued write that fails fails the call (a JSON-RPC
+// error, not the tool's), since its events were not stored.
+func TestMCPCallWaitsForQueuedAppends(t *testing.T) {
+	gs := &gatedSessions{gate: make(chan struct{})}
+	close(gs.gate)
+	h := newHarness(t, t.TempDir(), harnessOpts{runToken: runToken, wrapSessions: func(s session.Service) session.Service {
+		gs.Service = s
+		return gs
+	}})
+	h.must(http.StatusCreated)(h.admin("PUT", "/modules/counter", counterWasm(t)))
+	h.must(http.StatusCreated)(h.putBundle("tools", counterApp()))
+	cs, err := h.mcpConnect(t, "tools", runToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res := callTool(t, cs, "add", map[string]any{"n": 2}); res.IsError || resultText(res) != `{"total":2}` {
+		t.Fatalf("add: isError=%v %s", res.IsError, resultText(res))
+	}
+	if !gs.pending.Load() || gs.queued.Load() < 2 {
+		t.Fatalf("the call queued %d appends (with a Pending: %v), want its two events queued", gs.queued.Load(), gs.pending.Load())
+	}
+	gs.err = session.ErrStale
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"n": 1}})
+	if err == nil {
+		t.Fatalf("a call whose events were not stored answered %v %s", res.IsError, resultText(res))
 	}
 }
