@@ -156,6 +156,14 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 		return nil, err
 	}
 	key := sessionKey(req.AppName, req.UserID, req.SessionID)
+	// A queued append returned before its commit: waiting for it makes a
+	// Get that follows an AppendEvent see its event, as with appends that
+	// wait for their commit.
+	// Another session's queued append may change this one's app: or
+	// user: state.
+	if err := s.waitQueued(ctx, queuedSession+string(key), queuedUser+string(userKey(req.AppName, req.UserID)), queuedApp+string(appKey(req.AppName))); err != nil {
+		return nil, err
+	}
 	whole := req.NumRecentEvents <= 0 && req.After.IsZero()
 	var (
 		out *session.Session
@@ -577,6 +585,17 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	// unchanged), newMembers its members if known. apply and finish run on
 	// the committing goroutine.
 	newRev := s.db.nextRev()
+	// What a queued append writes, for checkQueued and Get (waitQueued).
+	var qkeys []string
+	if pend != nil {
+		qkeys = append(qkeys, queuedSession+string(key))
+		if len(userDelta) > 0 {
+			qkeys = append(qkeys, queuedUser+string(userKey(sess.AppName, sess.UserID)))
+		}
+		if len(appDelta) > 0 {
+			qkeys = append(qkeys, queuedApp+string(appKey(sess.AppName)))
+		}
+	}
 	var count uint64
 	var newState []byte
 	var newMembers map[string]json.RawMessage
@@ -640,7 +659,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 			s.cache.append(string(key), rev, header{rev: newRev, lastUpdate: ts, count: count}, data, ts, newState, newMembers)
 		}
 		if pend != nil {
-			s.unqueue(key)
+			s.unqueue(qkeys)
 		}
 	}
 	if pend == nil {
@@ -648,10 +667,10 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 			return fail(err)
 		}
 	} else {
-		s.enqueue(key, newRev)
+		s.enqueue(qkeys, newRev)
 		w, err := s.db.commit.queue(t, apply, finish)
 		if err != nil {
-			s.unqueue(key)
+			s.unqueue(qkeys)
 			return fail(err)
 		}
 		pend.Add(session.Deferred{Done: w.fin, Err: func() error {
@@ -667,11 +686,40 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess *session.Session,
 	return nil
 }
 
-// queuedKey is what AppendEvent knows of a session's queued appends: how
-// many are unfinished and the revision the last of them gives it.
+// queuedKey is what AppendEvent knows of the queued appends that write a
+// key: how many are unfinished and, for a session, the revision the last
+// of them gives it. The queued map's keys are tagged by what they name:
+// queuedSession, queuedUser or queuedApp, then the bucket key.
 type queuedKey struct {
 	rev uint64
 	n   int
+	// idle is closed when the last of them finishes.
+	idle chan struct{}
+}
+
+const (
+	queuedSession = "s"
+	queuedUser    = "u"
+	queuedApp     = "a"
+)
+
+// waitQueued waits until no append writing any of keys (tagged, see
+// queuedKey) is queued.
+func (s *SessionService) waitQueued(ctx context.Context, keys ...string) error {
+	for _, k := range keys {
+		s.qmu.Lock()
+		q := s.queued[k]
+		s.qmu.Unlock()
+		if q == nil {
+			continue
+		}
+		select {
+		case <-q.idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // checkQueued checks a session copy at revision rev before an append is
@@ -680,7 +728,7 @@ type queuedKey struct {
 // held. The transaction checks again (a write may fail in between).
 func (s *SessionService) checkQueued(key []byte, rev uint64) error {
 	s.qmu.Lock()
-	q, ok := s.queued[string(key)]
+	q, ok := s.queued[queuedSession+string(key)]
 	s.qmu.Unlock()
 	if ok {
 		if q.rev != rev {
@@ -702,29 +750,35 @@ func (s *SessionService) checkQueued(key []byte, rev uint64) error {
 	})
 }
 
-// enqueue records an append of key queued to give it revision rev.
-func (s *SessionService) enqueue(key []byte, rev uint64) {
+// enqueue records an append queued to give its session revision rev; keys
+// are what it writes (tagged, see queuedKey), its session first.
+func (s *SessionService) enqueue(keys []string, rev uint64) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.queued == nil {
 		s.queued = map[string]*queuedKey{}
 	}
-	q := s.queued[string(key)]
-	if q == nil {
-		q = &queuedKey{}
-		s.queued[string(key)] = q
+	for _, k := range keys {
+		q := s.queued[k]
+		if q == nil {
+			q = &queuedKey{idle: make(chan struct{})}
+			s.queued[k] = q
+		}
+		q.rev = rev
+		q.n++
 	}
-	q.rev = rev
-	q.n++
 }
 
-// unqueue records that a queued append of key finished.
-func (s *SessionService) unqueue(key []byte) {
+// unqueue records that a queued append writing keys finished.
+func (s *SessionService) unqueue(keys []string) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	if q := s.queued[string(key)]; q != nil {
-		if q.n--; q.n == 0 {
-			delete(s.queued, string(key))
+	for _, k := range keys {
+		if q := s.queued[k]; q != nil {
+			if q.n--; q.n == 0 {
+				delete(s.queued, k)
+				close(q.idle)
+			}
 		}
 	}
 }
