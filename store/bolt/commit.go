@@ -137,20 +137,12 @@ func (c *committer) do(apply func(tx *bbolt.Tx) error) error {
 // apply is told whether it is alone in its transaction; finish is the
 // write's (see write.finish).
 func (c *committer) submit(t *ticket, apply func(tx *bbolt.Tx, alone bool) error, finish func(error)) error {
-	db := c.db
-	db.life.RLock()
-	defer db.life.RUnlock()
-	if db.closed {
-		if t != nil {
-			t.cancel()
-		}
-		return ErrClosed
+	if err := c.begin(t); err != nil {
+		return err
 	}
+	defer c.db.life.RUnlock()
 	w := &write{apply: apply, finish: finish, done: make(chan bool, 1)}
-	c.mu.Lock()
-	c.pending = append(c.pending, w)
-	t.end()
-	c.signal()
+	c.add(t, w)
 	if c.committing {
 		c.mu.Unlock()
 		if lead := <-w.done; !lead {
@@ -166,26 +158,41 @@ func (c *committer) submit(t *ticket, apply func(tx *bbolt.Tx, alone bool) error
 	return w.err
 }
 
+// begin takes the DB's life for reading, for the caller to release; once
+// the DB is closed it fails with ErrClosed and withdraws t.
+func (c *committer) begin(t *ticket) error {
+	c.db.life.RLock()
+	if c.db.closed {
+		c.db.life.RUnlock()
+		if t != nil {
+			t.cancel()
+		}
+		return ErrClosed
+	}
+	return nil
+}
+
+// add puts w, the write announced with t, in line and returns with c.mu
+// held.
+func (c *committer) add(t *ticket, w *write) {
+	c.mu.Lock()
+	c.pending = append(c.pending, w)
+	t.end()
+	c.signal()
+}
+
 // queue is submit without waiting: it returns at once with the write in
 // line, which is committed in order behind the writes submitted or queued
 // before it and after them all. fin is closed once the write's err is
 // final. The DB's Close waits for queued writes.
 func (c *committer) queue(t *ticket, apply func(tx *bbolt.Tx, alone bool) error, finish func(error)) (*write, error) {
-	db := c.db
-	db.life.RLock()
-	defer db.life.RUnlock()
-	if db.closed {
-		if t != nil {
-			t.cancel()
-		}
-		return nil, ErrClosed
+	if err := c.begin(t); err != nil {
+		return nil, err
 	}
+	defer c.db.life.RUnlock()
 	w := &write{apply: apply, finish: finish, fin: make(chan struct{})}
-	db.queued.Add(1)
-	c.mu.Lock()
-	c.pending = append(c.pending, w)
-	t.end()
-	c.signal()
+	c.db.queued.Add(1)
+	c.add(t, w)
 	if c.committing {
 		c.mu.Unlock()
 		return w, nil
