@@ -26,7 +26,9 @@
 // Pending's Wait returns once all such writes are on disk, and only then
 // are they acknowledged. A turn's four appends thus wait for one commit
 // instead of four in a row. Reads see a queued write once it is committed,
-// never before; Close waits for queued writes.
+// never before, and Get waits for the queued writes that change what it
+// reads (the session, its user: and app: state), so a Get after an
+// AppendEvent sees the event either way. Close waits for queued writes.
 //
 // # Group commit
 //
