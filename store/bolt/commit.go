@@ -198,12 +198,18 @@ func (c *committer) queue(t *ticket, apply func(tx *bbolt.Tx, alone bool) error,
 		return w, nil
 	}
 	c.committing = true
+	c.leadQueued()
+	c.mu.Unlock()
+	return w, nil
+}
+
+// leadQueued passes the lead to a new goroutine, for queued writes whose
+// writers are not waiting to lead; c.committing stays set.
+func (c *committer) leadQueued() {
 	go func() {
 		c.mu.Lock()
 		c.lead(false)
 	}()
-	c.mu.Unlock()
-	return w, nil
 }
 
 // lead commits groups from the head of pending; c.mu is held on entry and
@@ -238,10 +244,7 @@ func (c *committer) lead(once bool) {
 			return
 		}
 		if once {
-			go func() {
-				c.mu.Lock()
-				c.lead(false)
-			}()
+			c.leadQueued()
 			c.mu.Unlock()
 			return
 		}

@@ -42,8 +42,9 @@ type SessionService struct {
 	// (nil: none); see sessionCache.
 	cache *sessionCache
 
-	// queued holds, by session key, the appends queued for a caller with
-	// a session.Pending and not yet finished (see checkQueued).
+	// queued holds, by what they write (tagged keys, see queuedKey), the
+	// appends queued for a caller with a session.Pending and not yet
+	// finished (see checkQueued and waitQueued).
 	qmu    sync.Mutex
 	queued map[string]*queuedKey
 }
@@ -159,9 +160,7 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 	// A queued append returned before its commit: waiting for it makes a
 	// Get that follows an AppendEvent see its event, as with appends that
 	// wait for their commit.
-	// Another session's queued append may change this one's app: or
-	// user: state.
-	if err := s.waitQueued(ctx, queuedSession+string(key), queuedUser+string(userKey(req.AppName, req.UserID)), queuedApp+string(appKey(req.AppName))); err != nil {
+	if err := s.waitQueued(ctx, req.AppName, req.UserID, key); err != nil {
 		return nil, err
 	}
 	whole := req.NumRecentEvents <= 0 && req.After.IsZero()
@@ -703,13 +702,23 @@ const (
 	queuedApp     = "a"
 )
 
-// waitQueued waits until no append writing any of keys (tagged, see
-// queuedKey) is queued.
-func (s *SessionService) waitQueued(ctx context.Context, keys ...string) error {
-	for _, k := range keys {
-		s.qmu.Lock()
-		q := s.queued[k]
+// waitQueued waits until no queued append writes what a Get of the
+// session key (of app and user) reads: the session itself, and its user:
+// and app: state, which other sessions' appends change too. With nothing
+// queued it builds no key.
+func (s *SessionService) waitQueued(ctx context.Context, app, user string, key []byte) error {
+	s.qmu.Lock()
+	if len(s.queued) == 0 {
 		s.qmu.Unlock()
+		return nil
+	}
+	qs := [...]*queuedKey{
+		s.queued[queuedSession+string(key)],
+		s.queued[queuedUser+string(userKey(app, user))],
+		s.queued[queuedApp+string(appKey(app))],
+	}
+	s.qmu.Unlock()
+	for _, q := range qs {
 		if q == nil {
 			continue
 		}
