@@ -507,11 +507,16 @@ func (d *fastDecoder) number() (any, bool) {
 		}
 		return n, true
 	}
-	s := string(lit)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n, true
+	// Only a literal without fraction or exponent can be an int64; asking
+	// ParseInt about the others cost a *NumError each (a tool's float
+	// results, which Rust and Python guests write as 21.0). The strings
+	// are converted in the calls: neither escapes, so neither allocates.
+	if d.i == intEnd {
+		if n, err := strconv.ParseInt(string(lit), 10, 64); err == nil {
+			return n, true
+		}
 	}
-	f, _ := strconv.ParseFloat(s, 64)
+	f, _ := strconv.ParseFloat(string(lit), 64)
 	return f, true
 }
 

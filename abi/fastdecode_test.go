@@ -191,3 +191,25 @@ func BenchmarkDecodeStateValue(b *testing.B) {
 		}
 	})
 }
+
+// TestFastDecodeFloatAllocs: a number with a fraction or an exponent costs
+// the fast path one allocation, its box in the any, as an integer past the
+// small ones does. Asking strconv.ParseInt first cost a *NumError and two
+// strings more per number, and Rust and Python guests write every float
+// result so (21.0).
+func TestFastDecodeFloatAllocs(t *testing.T) {
+	allocs := func(data string) float64 {
+		b := []byte(data)
+		return testing.AllocsPerRun(200, func() {
+			var o ToolCallOutput
+			if !decodeFast(b, &o) {
+				t.Fatalf("fast path refused %s", data)
+			}
+		})
+	}
+	ints := allocs(`{"abiVersion":1,"result":[1001,1002,1003,1004,1005,1006]}`)
+	floats := allocs(`{"abiVersion":1,"result":[21.0,22.5,2e3,1E-2,-0.5,123456789.125]}`)
+	if floats > ints {
+		t.Errorf("6 floats cost %.0f allocations, 6 integers %.0f: want no more", floats, ints)
+	}
+}

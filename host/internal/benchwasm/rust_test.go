@@ -33,3 +33,29 @@ func TestRustBench(t *testing.T) {
 	t.Logf("rust: build %.1f s (cargo, incremental), %d bytes", time.Since(start).Seconds(), len(wasm))
 	row(t, "rust", wasm)
 }
+
+// BenchmarkTurnRust is BenchmarkTurn with the Rust guest: the engine turn
+// of make bench-wasm's turn_ratio_rust_vs_go, for profiles and for
+// comparing with BenchmarkTurnC.
+func BenchmarkTurnRust(b *testing.B) {
+	rt, _ := benchRuntime(b)
+	benchTurns(b, rt, buildRustWeather(b))
+}
+
+// buildRustWeather builds sdk/rust/testdata/weather with cargo-wasm.
+func buildRustWeather(t testing.TB) []byte {
+	root, err := wasmbuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "weather.wasm")
+	cmd := exec.Command(filepath.Join(root, "sdk/rust/cargo-wasm"), "build", filepath.Join(root, "sdk/rust/testdata/weather/Cargo.toml"), out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cargo-wasm build sdk/rust/testdata/weather: %v\n%s", err, msg)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
