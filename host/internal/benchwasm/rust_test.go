@@ -16,20 +16,8 @@ import (
 // needs a Rust toolchain for wasm32-wasip1 (plugins/examples/install-deps.sh).
 func TestRustBench(t *testing.T) {
 	enabled(t)
-	root, err := wasmbuild.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "weather.wasm")
 	start := time.Now()
-	cmd := exec.Command(filepath.Join(root, "sdk/rust/cargo-wasm"), "build", filepath.Join(root, "sdk/rust/testdata/weather/Cargo.toml"), out)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cargo-wasm build sdk/rust/testdata/weather: %v\n%s", err, msg)
-	}
-	wasm, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := buildRustWeather(t)
 	t.Logf("rust: build %.1f s (cargo, incremental), %d bytes", time.Since(start).Seconds(), len(wasm))
 	row(t, "rust", wasm)
 }
