@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"google.golang.org/genai"
@@ -825,6 +826,9 @@ func (r *reuse) part(p *abi.Part) (*genai.Part, error) {
 
 // toRaw encodes a pass-through value; nil (JSON null) becomes absent.
 func toRaw(v any) (json.RawMessage, error) {
+	if nilPassThrough(v) {
+		return nil, nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -895,3 +899,25 @@ func MemoryToABI(r *memory.SearchResponse) *abi.SearchMemoryResponse {
 	}
 	return out
 }
+
+// nilPassThrough reports whether json.Marshal encodes v as null without
+// calling anything of v's: nil, a nil pointer (encoding/json writes null
+// for one without calling its MarshalJSON), or a nil slice or map whose
+// type has no MarshalJSON. Most pass-through fields of a part, a request's
+// config, a tool or a response are nil, and each was a reflective Marshal
+// and an allocation: for every part of every content a callback is sent.
+func nilPassThrough(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer:
+		return rv.IsNil()
+	case reflect.Slice, reflect.Map:
+		return rv.IsNil() && !rv.Type().Implements(jsonMarshaler)
+	}
+	return false
+}
+
+var jsonMarshaler = reflect.TypeFor[json.Marshaler]()
