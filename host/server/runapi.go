@@ -122,8 +122,11 @@ func (s *Server) startRun(c echo.Context) (*runRequest, *loadedApp, error) {
 		return nil, nil, err
 	}
 	var req runRequest
-	if err := decodeCamel(b, &req); err != nil {
-		return nil, nil, wrapErr(http.StatusUnprocessableEntity, "invalid run request", err)
+	if !fastRunRequest(b, &req) {
+		req = runRequest{}
+		if err := decodeCamel(b, &req); err != nil {
+			return nil, nil, wrapErr(http.StatusUnprocessableEntity, "invalid run request", err)
+		}
 	}
 	if req.AppName == "" {
 		return nil, nil, errorf(http.StatusBadRequest, "appName is required")
