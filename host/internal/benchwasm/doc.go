@@ -17,10 +17,13 @@
 //	  - turn_ratio_wasm_vs_native: one engine turn (user message, model asks
 //	    for get_weather, tool, model answers; scripted model, in-memory
 //	    session) with the guest's tool over the same turn with the tool
-//	    written in Go.
+//	    written in Go: the median of five pairs of one-second runs, each
+//	    pair's ratio taken on its own, since the machine's speed drifts.
+//	    Every language's row (row) reports its turn ratio so.
 //
 // The same pieces are Go benchmarks for profiles and benchstat comparisons
-// (BenchmarkTurn, BenchmarkToolCall; they also report cpu-ns/op, the
+// (BenchmarkTurn, BenchmarkTurnC, BenchmarkTurnRust, BenchmarkTurnPython,
+// BenchmarkTurnTS, BenchmarkToolCall; they also report cpu-ns/op, the
 // process's CPU time, steadier than wall time on a shared machine):
 //
 //	go test -run '^$' -bench 'Turn|ToolCall' -count 8 ./host/internal/benchwasm/
