@@ -15,50 +15,35 @@ import (
 // share one copy of b.
 func fastRunRequest(b []byte, req *runRequest) bool {
 	d := runDecoder{b: b}
-	if !d.token('{') {
-		return false
-	}
 	var seen uint8
-	for first := true; ; first = false {
-		if !first {
-			if d.token('}') {
-				break
-			}
-			if !d.token(',') {
-				return false
-			}
-		}
-		key, ok := d.plain()
-		if !ok || !d.token(':') {
-			return false
-		}
+	ok := d.object(func(key string) bool {
 		var bit uint8
+		ok := false
 		switch key {
 		case "appName":
 			bit = 1
-			req.AppName, ok = d.str()
+			req.AppName, ok = d.plain()
 		case "userId":
 			bit = 2
-			req.UserID, ok = d.str()
+			req.UserID, ok = d.plain()
 		case "sessionId":
 			bit = 4
-			req.SessionID, ok = d.str()
+			req.SessionID, ok = d.plain()
 		case "streaming":
 			bit = 8
 			req.Streaming, ok = d.boolean()
 		case "newMessage":
 			bit = 16
 			req.NewMessage, ok = d.content()
-		default:
-			return false
 		}
 		if !ok || seen&bit != 0 {
 			return false
 		}
 		seen |= bit
-	}
+		return true
+	})
 	d.space()
-	return d.i == len(d.b)
+	return ok && d.i == len(d.b)
 }
 
 // runDecoder reads the JSON text b from i.
@@ -89,6 +74,29 @@ func (d *runDecoder) token(c byte) bool {
 	return false
 }
 
+// object reads an object of at least one member: for each, its key (a
+// plain string) and colon, then member, which reads the value and reports
+// whether it is one fastRunRequest takes.
+func (d *runDecoder) object(member func(key string) bool) bool {
+	if !d.token('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		if !first {
+			if d.token('}') {
+				return true
+			}
+			if !d.token(',') {
+				return false
+			}
+		}
+		key, ok := d.plain()
+		if !ok || !d.token(':') || !member(key) {
+			return false
+		}
+	}
+}
+
 // plain reads a string of printable characters and valid UTF-8 without
 // escapes: encoding/json decodes such a string to its bytes as they are.
 func (d *runDecoder) plain() (string, bool) {
@@ -117,9 +125,6 @@ func (d *runDecoder) plain() (string, bool) {
 	return "", false
 }
 
-// str reads a string value; null, which encoding/json skips, is left to it.
-func (d *runDecoder) str() (string, bool) { return d.plain() }
-
 func (d *runDecoder) boolean() (bool, bool) {
 	d.space()
 	for _, lit := range [...]string{"true", "false"} {
@@ -134,37 +139,21 @@ func (d *runDecoder) boolean() (bool, bool) {
 // content reads {"role": "...", "parts": [{"text": "..."}, ...]}, the two
 // members in either order, each once; at least one part.
 func (d *runDecoder) content() (*genai.Content, bool) {
-	if !d.token('{') {
-		return nil, false
-	}
 	c := &genai.Content{}
 	var role, parts bool
-	for first := true; ; first = false {
-		if !first && !d.token(',') {
-			if !d.token('}') || !role || !parts {
-				return nil, false
-			}
-			return c, true
-		}
-		key, ok := d.plain()
-		if !ok || !d.token(':') {
-			return nil, false
-		}
+	ok := d.object(func(key string) bool {
+		ok := false
 		switch {
 		case key == "role" && !role:
 			role = true
-			if c.Role, ok = d.str(); !ok {
-				return nil, false
-			}
+			c.Role, ok = d.plain()
 		case key == "parts" && !parts:
 			parts = true
-			if c.Parts, ok = d.textParts(); !ok {
-				return nil, false
-			}
-		default:
-			return nil, false
+			c.Parts, ok = d.textParts()
 		}
-	}
+		return ok
+	})
+	return c, ok && role && parts
 }
 
 // textParts reads a non-empty array of {"text": "..."}.
@@ -181,7 +170,7 @@ func (d *runDecoder) textParts() ([]*genai.Part, bool) {
 		if !ok || key != "text" || !d.token(':') {
 			return nil, false
 		}
-		text, ok := d.str()
+		text, ok := d.plain()
 		if !ok || !d.token('}') {
 			return nil, false
 		}
