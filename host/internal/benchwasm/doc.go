@@ -38,5 +38,11 @@
 // evicts the guest's code from the CPU's caches (wazero makes about 16 MB
 // of machine code of the weather module), and the same call then costs the
 // guest about 1.7 times what it costs in a loop of calls, which
-// BenchmarkToolCall measures.
+// BenchmarkToolCall measures. The eviction also runs the other way:
+// BenchmarkTurnShadowC calls the C guest inside the Go tool's turn and
+// throws the result away, so the engine's work is the Go turn's. A call
+// that costs about 5 µs in a loop then adds about 21 µs to the turn: some
+// 8 µs of guest code and the host's encode, decode and pooling, and about
+// 13 µs of the Go runtime's allocator and the engine running slower after
+// it (a perf profile of both turns, function by function).
 package benchwasm
